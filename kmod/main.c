@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tplan.ko: the misc device /dev/tplan, its module parameters and the
+ * single ioctl dispatch table.
+ *
+ * Every ioctl argument starts with "__u32 size" and is copied with
+ * copy_struct_from_user(): older callers are zero-extended, a larger
+ * struct with a non-zero tail is refused with E2BIG, a struct shorter than
+ * the first published version with EINVAL (uapi/tplan.h has the contract).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/log2.h>
+#include <linux/stddef.h>
+
+#include "tplan_priv.h"
+#include "compat.h"
+
+/* Defaults: the spec's 8 MiB ring and half of it for prepared chains. */
+static unsigned int ring_size = 8U << 20;
+module_param(ring_size, uint, 0444);
+MODULE_PARM_DESC(ring_size, "Bytes per queue ring: a power of two, 4 KiB..256 MiB (default 8 MiB)");
+
+static unsigned int prep_limit = 50;
+module_param(prep_limit, uint, 0444);
+MODULE_PARM_DESC(prep_limit, "Percent of a ring that prepared chains may hold: 1..50 (default 50)");
+
+static unsigned int max_copy_sdma442 = 1U << 22;
+module_param(max_copy_sdma442, uint, 0444);
+MODULE_PARM_DESC(max_copy_sdma442,
+		 "Largest COPY_LINEAR byte count on SDMA 4.4.2 (MI300): 4 KiB..1 GiB (default 4 MiB, as ROCr)");
+
+static bool allow_inject;
+module_param(allow_inject, bool, 0444);
+MODULE_PARM_DESC(allow_inject, "Test only: allow raw packet injection into queues (default off)");
+
+#define TPLAN_RING_MIN		(4U << 10)
+#define TPLAN_RING_MAX		(256U << 20)
+#define TPLAN_PREP_LIMIT_MAX	50U
+#define TPLAN_COPY_MAX_SDMA440	(1U << 30)	/* 30-bit count field, bytes - 1 */
+
+struct tplan_params tplan_params;
+
+static int tplan_params_validate(void)
+{
+	if (!is_power_of_2(ring_size) || ring_size < TPLAN_RING_MIN ||
+	    ring_size > TPLAN_RING_MAX) {
+		pr_err("ring_size=%u: must be a power of two in [%u, %u]\n",
+		       ring_size, TPLAN_RING_MIN, TPLAN_RING_MAX);
+		return -EINVAL;
+	}
+	if (prep_limit < 1 || prep_limit > TPLAN_PREP_LIMIT_MAX) {
+		pr_err("prep_limit=%u: must be 1..%u percent\n", prep_limit,
+		       TPLAN_PREP_LIMIT_MAX);
+		return -EINVAL;
+	}
+	if (max_copy_sdma442 < (4U << 10) || max_copy_sdma442 > TPLAN_COPY_MAX_SDMA440) {
+		pr_err("max_copy_sdma442=%u: must be 4 KiB..1 GiB\n", max_copy_sdma442);
+		return -EINVAL;
+	}
+	tplan_params = (struct tplan_params) {
+		.ring_size = ring_size,
+		.prep_limit_pct = prep_limit,
+		.max_copy_bytes_sdma440 = TPLAN_COPY_MAX_SDMA440,
+		.max_copy_bytes_sdma442 = max_copy_sdma442,
+		.allow_inject = allow_inject,
+	};
+	return 0;
+}
+
+static int tplan_info(struct tplan_ucmd *ucmd)
+{
+	struct tplan_info *cmd = ucmd->cmd;
+
+	if (cmd->flags || cmd->__reserved)
+		return -EINVAL;
+
+	cmd->abi_version = TPLAN_ABI_VERSION;
+	cmd->engines = TPLAN_ENGINE_SOFT;
+	cmd->ring_size = tplan_params.ring_size;
+	cmd->prep_limit_pct = tplan_params.prep_limit_pct;
+	cmd->max_world_size = TPLAN_MAX_WORLD_SIZE;
+	cmd->max_copy_bytes_sdma440 = tplan_params.max_copy_bytes_sdma440;
+	cmd->max_copy_bytes_sdma442 = tplan_params.max_copy_bytes_sdma442;
+	return 0;
+}
+
+/* Large enough for any ioctl argument; checked by the table below. */
+union tplan_ucmd_buffer {
+	struct tplan_info info;
+};
+
+struct tplan_ioctl_op {
+	unsigned int size;	/* sizeof() of the kernel's struct */
+	unsigned int min_size;	/* end of the first published member set */
+	unsigned int ioctl_num;
+	int (*execute)(struct tplan_ucmd *ucmd);
+};
+
+#define IOCTL_OP(_ioctl, _fn, _struct, _last)				\
+	[_IOC_NR(_ioctl) - TPLAN_CMD_BASE] = {				\
+		.size = sizeof(_struct) +				\
+			BUILD_BUG_ON_ZERO(sizeof(union tplan_ucmd_buffer) < \
+					  sizeof(_struct)),		\
+		.min_size = offsetofend(_struct, _last),		\
+		.ioctl_num = _ioctl,					\
+		.execute = _fn,						\
+	}
+
+static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
+	IOCTL_OP(TPLAN_IOC_INFO, tplan_info, struct tplan_info, max_copy_bytes_sdma442),
+};
+
+static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct tplan_file *tf = filp->private_data;
+	const struct tplan_ioctl_op *op;
+	union tplan_ucmd_buffer buf;
+	struct tplan_ucmd ucmd = {};
+	unsigned int nr = _IOC_NR(cmd);
+	long ret;
+
+	if (_IOC_TYPE(cmd) != TPLAN_TYPE || nr < TPLAN_CMD_BASE ||
+	    nr - TPLAN_CMD_BASE >= ARRAY_SIZE(tplan_ioctl_ops))
+		return -ENOTTY;
+	op = &tplan_ioctl_ops[nr - TPLAN_CMD_BASE];
+	if (!op->execute || op->ioctl_num != cmd)
+		return -ENOTTY;
+
+	ucmd.tf = tf;
+	ucmd.ubuffer = (void __user *)arg;
+	ret = get_user(ucmd.user_size, (u32 __user *)ucmd.ubuffer);
+	if (ret)
+		return ret;
+	if (ucmd.user_size < op->min_size)
+		return -EINVAL;
+
+	ucmd.cmd = &buf;
+	ret = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer, ucmd.user_size);
+	if (ret)
+		return ret;
+
+	mutex_lock(&tf->lock);
+	ret = op->execute(&ucmd);
+	mutex_unlock(&tf->lock);
+	if (ret)
+		return ret;
+
+	/* Answer with as much of the struct as the caller knows about. */
+	if (copy_to_user(ucmd.ubuffer, ucmd.cmd, min_t(u32, ucmd.user_size, op->size)))
+		return -EFAULT;
+	return 0;
+}
+
+static int tplan_fops_open(struct inode *inode, struct file *filp)
+{
+	struct tplan_file *tf;
+
+	tf = kzalloc(sizeof(*tf), GFP_KERNEL);
+	if (!tf)
+		return -ENOMEM;
+	mutex_init(&tf->lock);
+	filp->private_data = tf;
+	return 0;
+}
+
+static int tplan_fops_release(struct inode *inode, struct file *filp)
+{
+	struct tplan_file *tf = filp->private_data;
+
+	mutex_destroy(&tf->lock);
+	kfree(tf);
+	return 0;
+}
+
+static const struct file_operations tplan_fops = {
+	.owner = THIS_MODULE,
+	.open = tplan_fops_open,
+	.release = tplan_fops_release,
+	.unlocked_ioctl = tplan_fops_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice tplan_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "tplan",
+	.fops = &tplan_fops,
+	.mode = 0660,
+};
+
+static int __init tplan_init(void)
+{
+	int ret;
+
+	ret = tplan_params_validate();
+	if (ret)
+		return ret;
+
+	ret = misc_register(&tplan_misc);
+	if (ret)
+		return ret;
+
+	pr_info("ready: ring %u bytes, prepared-copy limit %u%%\n",
+		tplan_params.ring_size, tplan_params.prep_limit_pct);
+	return 0;
+}
+
+static void __exit tplan_exit(void)
+{
+	misc_deregister(&tplan_misc);
+}
+
+module_init(tplan_init);
+module_exit(tplan_exit);
+
+MODULE_DESCRIPTION("tplan: triggered copy-engine plans for node-local GPU groups");
+MODULE_LICENSE("GPL");
