@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: GPL-2.0
+# tplan: a thin Makefile.  The module builds the kernel way (Kbuild is read
+# by kbuild, this file by people); everything else is a plain program.
+#
+#   make                 module (for KDIR) and library
+#   make check           host tests, fuzzing, then the selftests in a VM on
+#                        Debian's 6.1 and 6.12 kernels; installs what it needs
+#   make demo            the all-gather demo in the VM on the software engine
+#   make install         library, headers, pkg-config file, docs (DESTDIR, PREFIX)
+#   make sparse / checkpatch / uapi-check
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD ?= build
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DOCDIR ?= $(PREFIX)/share/doc/tplan
+KSRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
+
+VERSION := 0.1.0
+SOVERSION := 0
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARNFLAGS := -Wall -Wextra -Werror
+TPLAN_CPPFLAGS := -Iuapi -Ilibtplan -Idevice
+KSFT_INC := $(BUILD)/ksft
+# The harness's ASSERT_* macros compare mixed signedness by design.
+KSFT_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNFLAGS) -Wno-sign-compare -Wno-unused-parameter -I$(KSFT_INC)
+
+.PHONY: all module lib selftests host-tests check demo install clean \
+	sparse checkpatch uapi-check ksft
+
+all: module lib
+
+# ---- kernel module -------------------------------------------------------
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+# In a copy of the sources, so "clean" never reaches other builds under $(BUILD).
+sparse:
+	@rm -rf $(BUILD)/sparse && mkdir -p $(BUILD)/sparse && cp -r Kbuild kmod uapi $(BUILD)/sparse/
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(BUILD)/sparse C=1 W=1 modules 2>&1 | tee $(BUILD)/sparse.log
+	@! grep -E 'warning:|error:' $(BUILD)/sparse.log
+
+CHECKPATCH := $(BUILD)/ksrc/scripts/checkpatch.pl
+$(CHECKPATCH):
+	@mkdir -p $(BUILD)/ksrc
+	tar -xJf $(KSRC_TAR) -C $(BUILD)/ksrc --strip-components=1 \
+		linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+checkpatch: $(CHECKPATCH)
+	$(CHECKPATCH) --no-tree --terse --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+		-f $(wildcard kmod/*.c kmod/*.h uapi/*.h)
+
+# ---- uapi: standalone C90 and C++ ----------------------------------------
+uapi-check:
+	@for h in uapi/*.h; do \
+		echo "#include \"$$h\"" | $(CC) -x c -std=c90 -pedantic $(WARNFLAGS) -I. -fsyntax-only - || exit 1; \
+		echo "#include \"$$h\"" | $(CXX) -x c++ $(WARNFLAGS) -I. -fsyntax-only - || exit 1; \
+	done; echo "uapi headers: C90 and C++ clean"
+
+# ---- kselftest harness, from Debian's linux-source-6.1 -----------------
+$(KSFT_INC)/kselftest_harness.h:
+	@mkdir -p $(KSFT_INC)
+	tar -xJf $(KSRC_TAR) -C $(KSFT_INC) --strip-components=4 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h
+	@touch $@
+ksft: $(KSFT_INC)/kselftest_harness.h
+
+# ---- libtplan ------------------------------------------------------------
+LIB_SRCS := $(wildcard libtplan/*.c)
+LIB_HDRS := $(wildcard libtplan/*.h uapi/*.h)
+LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(BUILD)/lib/pic/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/lib/static/%.o)
+LIB_SO := $(BUILD)/lib/libtplan.so.$(VERSION)
+LIB_A := $(BUILD)/lib/libtplan.a
+LIB_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNFLAGS) -fvisibility=default $(TPLAN_CPPFLAGS)
+
+$(BUILD)/lib/pic/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -fPIC -c $< -o $@
+$(BUILD)/lib/static/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+$(LIB_SO): $(LIB_PIC_OBJS) libtplan/libtplan.map
+	$(CC) -shared -Wl,-soname,libtplan.so.$(SOVERSION) \
+		-Wl,--version-script=libtplan/libtplan.map -Wl,-z,defs -o $@ $(LIB_PIC_OBJS) -lpthread
+	ln -sf libtplan.so.$(VERSION) $(BUILD)/lib/libtplan.so.$(SOVERSION)
+	ln -sf libtplan.so.$(SOVERSION) $(BUILD)/lib/libtplan.so
+$(LIB_A): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/lib/tplan.pc: libtplan/tplan.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+lib: $(LIB_SO) $(LIB_A) $(BUILD)/lib/tplan.pc
+
+# ---- selftests (static: the VM has no libc) ------------------------------
+SELFTEST_SRCS := $(wildcard selftests/*_test.c)
+SELFTEST_BINS := $(SELFTEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
+SELFTEST_SCRIPTS := $(wildcard selftests/*.sh)
+$(BUILD)/selftests/%: selftests/%.c selftests/tplan_selftest.h $(LIB_A) $(KSFT_INC)/kselftest_harness.h $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) \
+		-static -pthread $< -o $@ $(LIB_A)
+selftests: $(SELFTEST_BINS)
+	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/
+	@{ for s in $(notdir $(SELFTEST_SCRIPTS)); do echo "sh $$s"; done; \
+	   for b in $(notdir $(SELFTEST_BINS)); do echo "bin $$b"; done; } > $(BUILD)/selftests/plan
+
+# ---- host tests, fuzzing, benchmarks (fragments own their rules) ---------
+HOST_TEST_BINS :=
+-include tests/host/host.mk
+-include tests/fuzz/fuzz.mk
+-include bench/bench.mk
+host-tests: $(HOST_TEST_BINS)
+
+# ---- the two jobs --------------------------------------------------------
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh
+
+# ---- install -------------------------------------------------------------
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/tplan $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtplan.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtplan.so.$(SOVERSION)
+	ln -sf libtplan.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtplan.so
+	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(BUILD)/lib/tplan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 0644 libtplan/libtplan.h uapi/*.h $(wildcard device/*.h) $(DESTDIR)$(INCLUDEDIR)/tplan/
+	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
+
+clean:
+	-$(MAKE) -s -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -rf $(BUILD)
+
+# For scripts/check.sh: the host test programs to run.
+print-host-tests:
+	@echo $(HOST_TEST_BINS)
+.PHONY: print-host-tests
+
+# ---- examples (static, so they also run in the VM) ----------------------
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
+$(BUILD)/examples/%: examples/%.c $(LIB_A) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -static -pthread $< -o $@ $(LIB_A)
+examples: $(EXAMPLE_BINS)
+.PHONY: examples

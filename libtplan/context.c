@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The context: one open file of /dev/tplan, its capabilities and the
+ * detail of its last error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include "libtplan.h"
+#include "libtplan_priv.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const char *tplan_version(void)
+{
+	return STR(LIBTPLAN_VERSION_MAJOR) "." STR(LIBTPLAN_VERSION_MINOR) "."
+		STR(LIBTPLAN_VERSION_PATCH);
+}
+
+int tplan_version_major(void)
+{
+	return LIBTPLAN_VERSION_MAJOR;
+}
+
+int tplan_version_minor(void)
+{
+	return LIBTPLAN_VERSION_MINOR;
+}
+
+int tplan_set_error(struct tplan_ctx *ctx, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx) {
+		va_start(ap, fmt);
+		vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+int tplan_ioctl(struct tplan_ctx *ctx, unsigned long request, void *arg, const char *what)
+{
+	if (ioctl(ctx->fd, request, arg) == 0)
+		return 0;
+	return tplan_set_error(ctx, -errno, "%s: %s", what, strerror(errno));
+}
+
+int tplan_ctx_open(struct tplan_ctx **ctxp, const char *path)
+{
+	struct tplan_ctx *ctx;
+	int ret;
+
+	*ctxp = NULL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+
+	ctx->fd = open(path ? path : TPLAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (ctx->fd < 0) {
+		ret = -errno;
+		free(ctx);
+		return ret;
+	}
+
+	ret = tplan_query_info(ctx, &ctx->info);
+	if (ret)
+		goto err_close;
+	if (ctx->info.abi_version != TPLAN_ABI_VERSION) {
+		ret = -EPROTO;
+		goto err_close;
+	}
+	*ctxp = ctx;
+	return 0;
+
+err_close:
+	close(ctx->fd);
+	free(ctx);
+	return ret;
+}
+
+void tplan_ctx_close(struct tplan_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	close(ctx->fd);
+	free(ctx);
+}
+
+int tplan_ctx_fd(const struct tplan_ctx *ctx)
+{
+	return ctx->fd;
+}
+
+int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	return tplan_ioctl(ctx, TPLAN_IOC_INFO, info, "TPLAN_IOC_INFO");
+}
+
+const char *tplan_ctx_error(const struct tplan_ctx *ctx)
+{
+	return ctx->error;
+}

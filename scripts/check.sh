@@ -1,0 +1,54 @@
+#!/bin/bash
+# make check: everything that can be tested on this machine.
+#   1. host: uapi headers (C90, C++), library, host unit tests, fuzzing
+#   2. per kernel (Debian 6.1 and 6.12): module W=1, sparse, then a VM boot
+#      that loads the module, runs the selftests, scans dmesg, rmmods
+# Ends with "N passed, N failed, N skipped"; exits 1 on any failure.
+#
+# Environment: TPLAN_KVERS (kernels, default: newest Debian 6.1 and 6.12),
+# VM_MEM / VM_CPUS / VM_TIMEOUT (scripts/vm/run.sh), FUZZ_CI_SECONDS
+# (default 60), BUILD (default build).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export RESULTS="$BUILD/check/results.txt" LOGS="$BUILD/check/logs"
+rm -rf "$BUILD/check"
+mkdir -p "$LOGS"
+: > "$RESULTS"
+. scripts/lib.sh
+t0=$(date +%s)
+
+scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+KVERS=$(scripts/install-deps.sh --print)
+JOBS=$(nproc)
+
+echo "# host ($(uname -r), $(nproc) CPUs)"
+item "host: uapi headers compile as C90 and C++" make -s uapi-check
+item "host: library builds with -Wall -Wextra -Werror" make -s -j"$JOBS" lib
+item "host: selftests build" make -s -j"$JOBS" selftests
+item "host: host tests build" make -s -j"$JOBS" host-tests
+for t in $(make -s print-host-tests); do
+	tap "host: $(basename "$t")" "$t"
+done
+if [ -x tests/fuzz/run.sh ]; then
+	tap "host: fuzz" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-60}"
+fi
+echo "# host part took $(( $(date +%s) - t0 )) s"
+
+first=1
+for k in $KVERS; do
+	tk=$(date +%s)
+	echo "# kernel $k"
+	item "[$k] module builds with W=1, no warnings" build_module "$k" "$BUILD/kmod/$k"
+	if [ "$first" = 1 ]; then
+		item "[$k] sparse clean" make -s sparse KDIR="/lib/modules/$k/build"
+		first=0
+	fi
+	if [ -s "$BUILD/kmod/$k/tplan.ko" ]; then
+		scripts/vm/run.sh "$k" "$BUILD/kmod/$k" "$BUILD/selftests" "$RESULTS"
+	fi
+	echo "# kernel $k took $(( $(date +%s) - tk )) s"
+done
+
+echo "# make check took $(( $(date +%s) - t0 )) s"
+summary
