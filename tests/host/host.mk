@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+# Host unit tests of the plain-C parts (codec, limits, validator).
+# Included by the top Makefile; paths are from the repository root.
+# Standalone: make -f tests/host/host.mk host-check
+
+BUILD ?= build
+KSFT_INC ?= $(BUILD)/ksft
+HOST_CC ?= cc
+HOST_CFLAGS ?= -std=gnu11 -O2 -g -Wall -Wextra -Werror
+# -isystem: the 6.1 harness itself trips -Wextra (unused parameters).
+HOST_CPPFLAGS := -Iuapi -Ikmod -isystem $(KSFT_INC)
+LINUX_SOURCE_TAR ?= /usr/src/linux-source-6.1.tar.xz
+
+HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod/chain_validate.h)
+
+# Each test and the plain-C files it links (the same sources tplan.ko builds).
+HOST_TEST_NAMES := sdma_codec_test
+HOST_SRCS_sdma_codec_test :=
+
+HOST_TEST_BINS := $(addprefix $(BUILD)/host/,$(HOST_TEST_NAMES))
+
+.PHONY: host-tests host-check
+host-tests: $(HOST_TEST_BINS)
+
+# Runs every test binary; each prints TAP and exits non-zero on a failure.
+host-check: $(HOST_TEST_BINS)
+	@set -e; for t in $(HOST_TEST_BINS); do echo "# $$t"; $$t; done
+
+define HOST_TEST_RULE
+$(BUILD)/host/$(1): tests/host/$(1).c $(HOST_SRCS_$(1)) $(HOST_PLAIN_HDRS) \
+		$(wildcard tests/host/*.h) $(KSFT_INC)/kselftest_harness.h
+	@mkdir -p $$(@D)
+	$$(HOST_CC) $$(HOST_CFLAGS) $$(HOST_CPPFLAGS) -o $$@ $$< $(HOST_SRCS_$(1))
+endef
+$(foreach t,$(HOST_TEST_NAMES),$(eval $(call HOST_TEST_RULE,$(t))))
+
+# The kselftest harness comes from Debian's linux-source package; it is
+# extracted into the build tree, never committed.  A top Makefile that has
+# its own rule for it sets TPLAN_KSFT_RULE first.
+ifndef TPLAN_KSFT_RULE
+TPLAN_KSFT_RULE := host.mk
+$(KSFT_INC)/kselftest_harness.h:
+	@mkdir -p $(KSFT_INC)
+	tar -xJf $(LINUX_SOURCE_TAR) -C $(KSFT_INC) --strip-components=4 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h
+	@touch $@
+endif
