@@ -55,6 +55,7 @@ enum {
 	TPLAN_CMD_QUIET,
 	TPLAN_CMD_QUEUE_INFO,
 	TPLAN_CMD_QUEUE_INJECT,
+	TPLAN_CMD_CHAIN_SUBMIT,
 	TPLAN_CMD_PLAN_CREATE,
 	TPLAN_CMD_PLAN_START,
 	TPLAN_CMD_PLAN_WAIT,
@@ -100,6 +101,255 @@ struct tplan_info {
 	__u32 max_copy_bytes_sdma442;
 };
 #define TPLAN_IOC_INFO _IO(TPLAN_TYPE, TPLAN_CMD_INFO)
+
+/*
+ * Errno contract of the group ioctls (in addition to the shared one):
+ *   ENOTCONN     the file has not joined a group (or the join is incomplete)
+ *   ECONNRESET   the group is broken: a rank's file was closed; every
+ *                blocked and later collective, quiet and put fails with it
+ *   ETIMEDOUT    the other ranks did not arrive within timeout_ms
+ *   EINTR        a signal arrived while waiting
+ */
+
+/* Which SDMA IP's packet limits a group's engines follow. */
+#define TPLAN_SDMA_IP_4_4_0 0x040400	/* MI200, gfx90a */
+#define TPLAN_SDMA_IP_4_4_2 0x040402	/* MI300, gfx942 */
+
+#define TPLAN_TIMEOUT_DEFAULT_MS 30000	/* used when a timeout_ms is 0 */
+
+/**
+ * struct tplan_group_join - TPLAN_IOC_GROUP_JOIN: make this file rank @rank
+ * of the node-local group @key; returns once all @world_size ranks joined.
+ * @size: In: sizeof(struct tplan_group_join)
+ * @flags: In: must be 0
+ * @key: In: names the group; every rank of one job passes the same key
+ * @world_size: In: 1..tplan_info.max_world_size, the same on every rank
+ * @rank: In: 0..world_size-1, distinct per rank
+ * @heap_size: In: bytes of each rank's symmetric heap: a multiple of 4096,
+ *             4 KiB..TPLAN_HEAP_SIZE_MAX, the same on every rank
+ * @engine: In: TPLAN_ENGINE_SOFT (the only engine that joins today)
+ * @sdma_ip: In: TPLAN_SDMA_IP_*: whose per-packet limits apply
+ * @timeout_ms: In: how long to wait for the other ranks (0: default)
+ * @__reserved: must be 0
+ * @heap_base: Out: device address of this rank's heap
+ *
+ * Errors: EALREADY (this file already joined), EINVAL (a field out of
+ * range, or world_size / heap_size / engine / sdma_ip differ from the
+ * group's), EADDRINUSE (another file holds @rank), EPERM (the caller's
+ * credentials differ from the group creator's), ENOMEM, ETIMEDOUT, EINTR,
+ * ECONNRESET.  On any error this file is not in the group.
+ */
+struct tplan_group_join {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 key;
+	__u32 world_size;
+	__u32 rank;
+	__aligned_u64 heap_size;
+	__u32 engine;
+	__u32 sdma_ip;
+	__u32 timeout_ms;
+	__u32 __reserved;
+	__aligned_u64 heap_base;
+};
+#define TPLAN_IOC_GROUP_JOIN _IO(TPLAN_TYPE, TPLAN_CMD_GROUP_JOIN)
+
+#define TPLAN_HEAP_SIZE_MAX (16ULL << 30)
+
+/**
+ * struct tplan_group_barrier - TPLAN_IOC_GROUP_BARRIER: wait until every
+ * rank of the group has called it.
+ * @size: In: sizeof(struct tplan_group_barrier)
+ * @flags: In: must be 0
+ * @timeout_ms: In: 0: default
+ * @__reserved: must be 0
+ *
+ * Errors: ENOTCONN, ECONNRESET, ETIMEDOUT, EINTR.  Every rank's k-th
+ * collective must be the same operation; a mismatch breaks the group
+ * (EPROTO on the rank that noticed, ECONNRESET on the others).
+ */
+struct tplan_group_barrier {
+	__u32 size;
+	__u32 flags;
+	__u32 timeout_ms;
+	__u32 __reserved;
+};
+#define TPLAN_IOC_GROUP_BARRIER _IO(TPLAN_TYPE, TPLAN_CMD_GROUP_BARRIER)
+
+#define TPLAN_ALL_GATHER_MAX 4096
+
+/**
+ * struct tplan_group_all_gather - TPLAN_IOC_GROUP_ALL_GATHER: every rank
+ * contributes @blob_size bytes and receives every rank's, rank r's at
+ * r * blob_size of @out.
+ * @size: In: sizeof(struct tplan_group_all_gather)
+ * @flags: In: must be 0
+ * @blob_size: In: 1..TPLAN_ALL_GATHER_MAX, the same on every rank
+ * @timeout_ms: In: 0: default
+ * @in: In: pointer to this rank's @blob_size bytes
+ * @out: In: pointer to world_size * @blob_size bytes, written on success
+ *
+ * Errors: as the barrier, plus EPROTO when @blob_size differs between ranks.
+ */
+struct tplan_group_all_gather {
+	__u32 size;
+	__u32 flags;
+	__u32 blob_size;
+	__u32 timeout_ms;
+	__aligned_u64 in;
+	__aligned_u64 out;
+};
+#define TPLAN_IOC_GROUP_ALL_GATHER _IO(TPLAN_TYPE, TPLAN_CMD_GROUP_ALL_GATHER)
+
+/**
+ * struct tplan_heap_info - TPLAN_IOC_HEAP_INFO: where rank @rank's heap is
+ * @size: In: sizeof(struct tplan_heap_info)
+ * @rank: In: 0..world_size-1 (any rank; every rank may map every heap)
+ * @heap_base: Out: device address of the heap's first byte, as packets
+ *             carry it
+ * @heap_size: Out: bytes
+ * @mmap_offset: Out: pass to mmap() on this file to map the heap (shared,
+ *               read/write, at most heap_size bytes from offset 0)
+ *
+ * Errors: ENOTCONN, EINVAL (@rank out of range).
+ */
+struct tplan_heap_info {
+	__u32 size;
+	__u32 rank;
+	__aligned_u64 heap_base;
+	__aligned_u64 heap_size;
+	__aligned_u64 mmap_offset;
+};
+#define TPLAN_IOC_HEAP_INFO _IO(TPLAN_TYPE, TPLAN_CMD_HEAP_INFO)
+
+/* tplan_put.flags */
+#define TPLAN_PUT_SIGNAL (1U << 0)	/* ATOMIC ADD64 1 at signal_offset after the copies */
+#define TPLAN_PUT_FLAGS_ALL TPLAN_PUT_SIGNAL
+
+/**
+ * struct tplan_put - TPLAN_IOC_PUT: queue a copy from this rank's heap to
+ * peer @peer's heap on the (this rank -> peer) queue, split into copy
+ * packets of at most the engine's per-packet maximum.  Returns once
+ * queued; TPLAN_IOC_QUIET waits for completion.
+ * @size: In: sizeof(struct tplan_put)
+ * @flags: In: TPLAN_PUT_* bits
+ * @peer: In: another rank of the group
+ * @__reserved: must be 0
+ * @src_offset: In: byte offset in this rank's heap
+ * @dst_offset: In: byte offset in @peer's heap (pass src_offset for "the
+ *              same offset")
+ * @length: In: bytes, at least 1; both ranges inside their heaps
+ * @signal_offset: In: with TPLAN_PUT_SIGNAL, an 8-byte aligned offset in
+ *                 @peer's heap; must be 0 otherwise
+ *
+ * Errors: ENOTCONN, EINVAL, EBUSY (the queue holds prepared chains whose
+ * gates have not opened: the spec's rule, a put would wait behind them),
+ * EIO (the queue faulted: TPLAN_IOC_QUEUE_INFO says where), ECONNRESET,
+ * EINTR (waiting for ring space).
+ */
+struct tplan_put {
+	__u32 size;
+	__u32 flags;
+	__u32 peer;
+	__u32 __reserved;
+	__aligned_u64 src_offset;
+	__aligned_u64 dst_offset;
+	__aligned_u64 length;
+	__aligned_u64 signal_offset;
+};
+#define TPLAN_IOC_PUT _IO(TPLAN_TYPE, TPLAN_CMD_PUT)
+
+/**
+ * struct tplan_quiet - TPLAN_IOC_QUIET: wait until everything queued on
+ * the (this rank -> @peer) queue before the call has executed.
+ * @size: In: sizeof(struct tplan_quiet)
+ * @peer: In: another rank of the group
+ * @timeout_ms: In: 0: default
+ * @flags: In: must be 0
+ *
+ * Errors: ENOTCONN, EINVAL, EBUSY (prepared chains wait on the queue),
+ * EIO (the queue faulted), ECONNRESET, ETIMEDOUT, EINTR.
+ */
+struct tplan_quiet {
+	__u32 size;
+	__u32 peer;
+	__u32 timeout_ms;
+	__u32 flags;
+};
+#define TPLAN_IOC_QUIET _IO(TPLAN_TYPE, TPLAN_CMD_QUIET)
+
+/* tplan_queue_info.state */
+enum tplan_queue_state {
+	TPLAN_QUEUE_IDLE = 0,		/* rptr == wptr */
+	TPLAN_QUEUE_BUSY = 1,		/* packets left to execute */
+	TPLAN_QUEUE_FAULT = 2,		/* stopped at a bad packet, see fault_* */
+	TPLAN_QUEUE_STOPPED = 3	/* its rank left; nothing more executes */
+};
+
+/* tplan_queue_info.fault_reason */
+enum tplan_queue_fault {
+	TPLAN_FAULT_NONE = 0,
+	TPLAN_FAULT_BAD_PACKET = 1,	/* unknown or malformed header/fields */
+	TPLAN_FAULT_UNSUPPORTED = 2,	/* a packet the engine does not execute */
+	TPLAN_FAULT_BAD_ADDRESS = 3,	/* an address outside every heap */
+	TPLAN_FAULT_POLL_TIMEOUT = 4,	/* POLL_REGMEM ran out of retries */
+	TPLAN_FAULT_RING_END = 5	/* a packet straddles the ring end */
+};
+
+/**
+ * struct tplan_queue_info - TPLAN_IOC_QUEUE_INFO: the (this rank -> @peer)
+ * queue's pointers, budget and state.
+ * @size: In: sizeof(struct tplan_queue_info)
+ * @peer: In: another rank of the group
+ * @rptr: Out: bytes executed since the queue was created (monotonic)
+ * @wptr: Out: bytes written since the queue was created (monotonic)
+ * @packets: Out: packets executed
+ * @ring_size: Out: bytes
+ * @state: Out: enum tplan_queue_state
+ * @prep_charged: Out: bytes of prepared chains whose gates have not opened
+ * @prep_limit: Out: the most @prep_charged may reach
+ * @fault_offset: Out: ring byte offset (rptr) of the faulting packet
+ * @fault_dword: Out: its first dword
+ * @fault_reason: Out: enum tplan_queue_fault
+ *
+ * Errors: ENOTCONN, EINVAL.
+ */
+struct tplan_queue_info {
+	__u32 size;
+	__u32 peer;
+	__aligned_u64 rptr;
+	__aligned_u64 wptr;
+	__aligned_u64 packets;
+	__u32 ring_size;
+	__u32 state;
+	__u32 prep_charged;
+	__u32 prep_limit;
+	__aligned_u64 fault_offset;
+	__u32 fault_dword;
+	__u32 fault_reason;
+};
+#define TPLAN_IOC_QUEUE_INFO _IO(TPLAN_TYPE, TPLAN_CMD_QUEUE_INFO)
+
+/**
+ * struct tplan_queue_inject - TPLAN_IOC_QUEUE_INJECT: test only.  Write raw
+ * dwords, unvalidated, into the (this rank -> @peer) queue, so that fault
+ * handling can be tested.  Needs the module parameter allow_inject=1.
+ * @size: In: sizeof(struct tplan_queue_inject)
+ * @peer: In: another rank of the group
+ * @ndw: In: 1..1024 dwords
+ * @flags: In: must be 0
+ * @dwords: In: pointer to @ndw dwords
+ *
+ * Errors: EPERM (allow_inject is off), ENOTCONN, EINVAL, EBUSY, EIO.
+ */
+struct tplan_queue_inject {
+	__u32 size;
+	__u32 peer;
+	__u32 ndw;
+	__u32 flags;
+	__aligned_u64 dwords;
+};
+#define TPLAN_IOC_QUEUE_INJECT _IO(TPLAN_TYPE, TPLAN_CMD_QUEUE_INJECT)
 
 #ifdef __cplusplus
 }
