@@ -112,8 +112,8 @@ struct tplan_info {
  */
 
 /* Which SDMA IP's packet limits a group's engines follow. */
-#define TPLAN_SDMA_IP_4_4_0 0x040400	/* MI200, gfx90a */
-#define TPLAN_SDMA_IP_4_4_2 0x040402	/* MI300, gfx942 */
+#define TPLAN_SDMA_440 0x040400	/* MI200, gfx90a */
+#define TPLAN_SDMA_442 0x040402	/* MI300, gfx942 */
 
 #define TPLAN_TIMEOUT_DEFAULT_MS 30000	/* used when a timeout_ms is 0 */
 
@@ -128,7 +128,7 @@ struct tplan_info {
  * @heap_size: In: bytes of each rank's symmetric heap: a multiple of 4096,
  *             4 KiB..TPLAN_HEAP_SIZE_MAX, the same on every rank
  * @engine: In: TPLAN_ENGINE_SOFT (the only engine that joins today)
- * @sdma_ip: In: TPLAN_SDMA_IP_*: whose per-packet limits apply
+ * @sdma_ip: In: TPLAN_SDMA_440 or TPLAN_SDMA_442: whose per-packet limits apply
  * @timeout_ms: In: how long to wait for the other ranks (0: default)
  * @__reserved: must be 0
  * @heap_base: Out: device address of this rank's heap
