@@ -90,6 +90,8 @@ void tplan_ctx_close(struct tplan_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	/* Mappings first: closing the file is what leaves the group. */
+	tplan_heaps_unmap(ctx);
 	close(ctx->fd);
 	free(ctx);
 }

@@ -6,10 +6,25 @@
 #include "libtplan.h"
 
 
+/* One rank's heap as this context sees it. */
+struct tplan_heap_map {
+	void *ptr;		/* this process's mapping, or NULL */
+	uint64_t devaddr;	/* device address of the first byte */
+};
+
 struct tplan_ctx {
 	int fd;
 	struct tplan_info info;
 	char error[256];
+
+	/* Set by tplan_ctx_join() once every heap is mapped. */
+	int joined;
+	uint64_t key;
+	uint32_t rank;
+	uint32_t world_size;
+	uint64_t heap_size;
+	struct tplan_heap_map *heaps;	/* world_size entries */
+	uint64_t heap_next;		/* the symmetric allocator's bump pointer */
 };
 
 /* Record a readable detail for tplan_ctx_error(); returns err. */
@@ -18,5 +33,8 @@ int tplan_set_error(struct tplan_ctx *ctx, int err, const char *fmt, ...)
 
 /* ioctl() that returns -errno and records which call failed. */
 int tplan_ioctl(struct tplan_ctx *ctx, unsigned long request, void *arg, const char *what);
+
+/* Unmap every heap this context mapped (tplan_ctx_close, join unwind). */
+void tplan_heaps_unmap(struct tplan_ctx *ctx);
 
 #endif /* LIBTPLAN_PRIV_H */

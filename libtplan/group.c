@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Groups: joining (and mapping every rank's heap), and the kernel's
+ * collectives, barrier and all-gather.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "libtplan.h"
+#include "libtplan_priv.h"
+
+void tplan_heaps_unmap(struct tplan_ctx *ctx)
+{
+	uint32_t r;
+
+	if (!ctx->heaps)
+		return;
+	for (r = 0; r < ctx->world_size; r++)
+		if (ctx->heaps[r].ptr)
+			munmap(ctx->heaps[r].ptr, ctx->heap_size);
+	free(ctx->heaps);
+	ctx->heaps = NULL;
+	ctx->joined = 0;
+}
+
+/* Map rank r's heap; fills ctx->heaps[r]. */
+static int heap_map(struct tplan_ctx *ctx, uint32_t r)
+{
+	struct tplan_heap_info hi = { .size = sizeof(hi), .rank = r };
+	void *p;
+	int ret;
+
+	ret = tplan_ioctl(ctx, TPLAN_IOC_HEAP_INFO, &hi, "TPLAN_IOC_HEAP_INFO");
+	if (ret)
+		return ret;
+	if (hi.heap_size != ctx->heap_size)
+		return tplan_set_error(ctx, -EPROTO,
+				       "heap of rank %u has %llu bytes, the group %llu", r,
+				       (unsigned long long)hi.heap_size,
+				       (unsigned long long)ctx->heap_size);
+	p = mmap(NULL, hi.heap_size, PROT_READ | PROT_WRITE, MAP_SHARED, ctx->fd,
+		 (off_t)hi.mmap_offset);
+	if (p == MAP_FAILED)
+		return tplan_set_error(ctx, -errno, "mmap of rank %u's heap: %s", r,
+				       strerror(errno));
+	ctx->heaps[r].ptr = p;
+	ctx->heaps[r].devaddr = hi.heap_base;
+	return 0;
+}
+
+int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params)
+{
+	struct tplan_group_join join = {
+		.size = sizeof(join),
+		.key = params->key,
+		.world_size = params->world_size,
+		.rank = params->rank,
+		.heap_size = params->heap_size,
+		.engine = params->engine ? params->engine : TPLAN_ENGINE_SOFT,
+		.sdma_ip = params->sdma_ip ? params->sdma_ip : TPLAN_SDMA_440,
+		.timeout_ms = params->timeout_ms,
+	};
+	uint32_t r;
+	int ret;
+
+	if (ctx->joined)
+		return tplan_set_error(ctx, -EALREADY, "tplan_ctx_join: already rank %u of %u",
+				       ctx->rank, ctx->world_size);
+	ret = tplan_ioctl(ctx, TPLAN_IOC_GROUP_JOIN, &join, "TPLAN_IOC_GROUP_JOIN");
+	if (ret)
+		return ret;
+
+	ctx->heaps = calloc(join.world_size, sizeof(*ctx->heaps));
+	if (!ctx->heaps)
+		return tplan_set_error(ctx, -ENOMEM, "tplan_ctx_join: no memory");
+	ctx->key = join.key;
+	ctx->rank = join.rank;
+	ctx->world_size = join.world_size;
+	ctx->heap_size = join.heap_size;
+	for (r = 0; r < join.world_size; r++) {
+		ret = heap_map(ctx, r);
+		if (ret)
+			goto err_unmap;
+	}
+	if (ctx->heaps[ctx->rank].devaddr != join.heap_base) {
+		ret = tplan_set_error(ctx, -EPROTO,
+				      "heap base of rank %u: join said %#llx, HEAP_INFO %#llx",
+				      ctx->rank, (unsigned long long)join.heap_base,
+				      (unsigned long long)ctx->heaps[ctx->rank].devaddr);
+		goto err_unmap;
+	}
+	ctx->heap_next = 0;
+	ctx->joined = 1;
+	return 0;
+
+err_unmap:
+	tplan_heaps_unmap(ctx);
+	return ret;
+}
+
+int tplan_ctx_rank(const struct tplan_ctx *ctx)
+{
+	return ctx->joined ? (int)ctx->rank : -ENOTCONN;
+}
+
+int tplan_ctx_world_size(const struct tplan_ctx *ctx)
+{
+	return ctx->joined ? (int)ctx->world_size : -ENOTCONN;
+}
+
+int tplan_barrier(struct tplan_ctx *ctx, uint32_t timeout_ms)
+{
+	struct tplan_group_barrier b = { .size = sizeof(b), .timeout_ms = timeout_ms };
+
+	return tplan_ioctl(ctx, TPLAN_IOC_GROUP_BARRIER, &b, "TPLAN_IOC_GROUP_BARRIER");
+}
+
+int tplan_all_gather(struct tplan_ctx *ctx, const void *in, size_t bytes, void *out,
+		     uint32_t timeout_ms)
+{
+	struct tplan_group_all_gather ag = {
+		.size = sizeof(ag),
+		.blob_size = (uint32_t)bytes,
+		.timeout_ms = timeout_ms,
+		.in = (uintptr_t)in,
+		.out = (uintptr_t)out,
+	};
+
+	/* Checked here only so that a size_t cannot wrap into a valid u32. */
+	if (bytes > TPLAN_ALL_GATHER_MAX)
+		return tplan_set_error(ctx, -EINVAL, "tplan_all_gather: %zu bytes > %u",
+				       bytes, TPLAN_ALL_GATHER_MAX);
+	return tplan_ioctl(ctx, TPLAN_IOC_GROUP_ALL_GATHER, &ag, "TPLAN_IOC_GROUP_ALL_GATHER");
+}
