@@ -1,21 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the tplan selftests: open the device or SKIP, and the
- * size sweep every ioctl gets.
+ * Helpers shared by the tplan selftests: open the device or SKIP, the
+ * size sweep every ioctl gets, ranks as forked processes, and reading the
+ * module's debugfs files.
  */
 #ifndef TPLAN_SELFTEST_H
 #define TPLAN_SELFTEST_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "tplan.h"
+#include "libtplan.h"
 
 /* Open /dev/tplan, or -errno. */
 static inline int tplan_test_open(void)
@@ -83,6 +91,523 @@ static inline int tplan_size_sweep(int fd, unsigned long cmd, const void *valid,
 	}
 	free(buf);
 	return ret;
+}
+
+/*
+ * The size contract for an ioctl that succeeds only once per file (a
+ * join): call(buf, arg) does the ioctl on a fresh file and returns 0 or
+ * -errno.  Same rules and result as tplan_size_sweep().
+ */
+static inline int tplan_size_sweep_fn(int (*call)(void *buf, void *arg), void *arg,
+				      const void *valid, uint32_t min_size, uint32_t full_size)
+{
+	enum { TAIL = 64 };
+	unsigned char *buf = calloc(1, full_size + TAIL);
+	uint32_t size;
+	int ret = 0;
+
+	if (!buf)
+		return __LINE__;
+	for (size = 0; size < min_size && !ret; size++) {
+		memcpy(buf, valid, full_size);
+		memcpy(buf, &size, sizeof(size));
+		if (call(buf, arg) != -EINVAL)
+			ret = __LINE__;
+	}
+	for (size = full_size; size <= full_size + TAIL && !ret; size += 8) {
+		memset(buf, 0, full_size + TAIL);
+		memcpy(buf, valid, full_size);
+		memcpy(buf, &size, sizeof(size));
+		if (call(buf, arg) != 0)
+			ret = __LINE__;
+	}
+	for (size = full_size + 1; size <= full_size + TAIL && !ret; size++) {
+		memset(buf, 0, full_size + TAIL);
+		memcpy(buf, valid, full_size);
+		memcpy(buf, &size, sizeof(size));
+		buf[size - 1] = 0x5a;
+		if (call(buf, arg) != -E2BIG)
+			ret = __LINE__;
+	}
+	free(buf);
+	return ret;
+}
+
+static inline uint64_t tplan_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline void tplan_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * A group key no other test uses: tests run in processes of their own,
+ * and one test may form several groups.
+ */
+static inline uint64_t tplan_test_key(void)
+{
+	static unsigned int n;
+
+	return (0x7e57ULL << 48) | ((uint64_t)getpid() << 16) | (++n & 0xffff);
+}
+
+/* ---- Ranks as forked processes ------------------------------------------
+ *
+ * A test forks one child per rank; each runs the same function with its
+ * rank.  Rank functions report with the RANK_* checks below (the harness's
+ * ASSERTs belong to the test process), and the test then asserts on the
+ * collected reports with ASSERT_RANKS_OK.  The children share a small
+ * array of words with each other and with the test, for hand-shakes the
+ * kernel's collectives cannot provide (e.g. "I am about to block").
+ */
+#define TPLAN_RANKS_MAX		16
+#define TPLAN_SHARED_WORDS	256
+
+struct tplan_rank_report {
+	int line;		/* 0: no failure recorded */
+	int exited;		/* the test saw the process end */
+	int status;		/* its wait status */
+	int killed_on_timeout;
+	char msg[256];
+};
+
+struct tplan_rank_env {
+	unsigned int rank;
+	unsigned int world;
+	uint64_t key;
+	void *arg;
+	volatile uint64_t *shared;	/* TPLAN_SHARED_WORDS words */
+};
+
+typedef int (*tplan_rank_fn)(struct tplan_rank_env *env);
+
+struct tplan_ranks {
+	unsigned int world;
+	pid_t pid[TPLAN_RANKS_MAX];
+	struct tplan_rank_report *rep;	/* shared: world entries */
+	volatile uint64_t *shared;
+	void *map;
+	size_t map_size;
+};
+
+/* Where a rank process records its first failure. */
+static struct tplan_rank_report *tplan_rank_self;
+
+static inline int __attribute__((format(printf, 2, 3)))
+tplan_rank_fail(int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (tplan_rank_self && !tplan_rank_self->line) {
+		tplan_rank_self->line = line;
+		va_start(ap, fmt);
+		vsnprintf(tplan_rank_self->msg, sizeof(tplan_rank_self->msg), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+#define RANK_FAIL(fmt, ...) return tplan_rank_fail(__LINE__, fmt, ##__VA_ARGS__)
+#define RANK_ASSERT(cond)						\
+	do {								\
+		if (!(cond))						\
+			RANK_FAIL("%s", #cond);				\
+	} while (0)
+#define RANK_EQ(expected, got)						\
+	do {								\
+		long long _e = (long long)(expected), _g = (long long)(got); \
+		if (_e != _g)						\
+			RANK_FAIL("%s == %s: %lld != %lld", #expected, #got, _e, _g); \
+	} while (0)
+/* For "returns 0 or -errno" calls: names the errno. */
+#define RANK_OK(call)							\
+	do {								\
+		long long _r = (long long)(call);			\
+		if (_r != 0)						\
+			RANK_FAIL("%s: %lld (%s)", #call, _r,		\
+				  _r < 0 ? strerror((int)-_r) : "?");	\
+	} while (0)
+#define RANK_ERR(err, call)						\
+	do {								\
+		long long _r = (long long)(call);			\
+		if (_r != (err))					\
+			RANK_FAIL("%s: %lld (%s), expected %s", #call, _r, \
+				  _r < 0 ? strerror((int)-_r) : "success", #err); \
+	} while (0)
+
+/*
+ * Wait until *word == value (another process sets it), up to timeout_ms.
+ * Returns 0 or -ETIMEDOUT.
+ */
+static inline int tplan_shared_wait(volatile uint64_t *word, uint64_t value,
+				    unsigned int timeout_ms)
+{
+	uint64_t end = tplan_now_ms() + timeout_ms;
+
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
+		if (tplan_now_ms() > end)
+			return -ETIMEDOUT;
+		tplan_sleep_ms(1);
+	}
+	return 0;
+}
+
+static inline void tplan_shared_set(volatile uint64_t *word, uint64_t value)
+{
+	__atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t tplan_shared_add(volatile uint64_t *word, uint64_t value)
+{
+	return __atomic_add_fetch(word, value, __ATOMIC_ACQ_REL);
+}
+
+/*
+ * Fork world ranks running fn(env) with the same key.  Returns 0 or
+ * -errno; on failure nothing is left running.
+ */
+static inline int tplan_ranks_start(struct tplan_ranks *r, unsigned int world, uint64_t key,
+				    tplan_rank_fn fn, void *arg)
+{
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	if (world == 0 || world > TPLAN_RANKS_MAX)
+		return -EINVAL;
+	r->world = world;
+	r->map_size = TPLAN_RANKS_MAX * sizeof(*r->rep) + TPLAN_SHARED_WORDS * sizeof(uint64_t);
+	r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
+	if (r->map == MAP_FAILED)
+		return -errno;
+	r->rep = r->map;
+	r->shared = (volatile uint64_t *)(r->rep + TPLAN_RANKS_MAX);
+	fflush(stdout);
+	fflush(stderr);
+	for (i = 0; i < world; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			int err = -errno;
+
+			while (i--)
+				kill(r->pid[i], SIGKILL);
+			while (wait(NULL) > 0 || errno == EINTR)
+				;
+			munmap(r->map, r->map_size);
+			return err;
+		}
+		if (pid == 0) {
+			struct tplan_rank_env env = {
+				.rank = i, .world = world, .key = key, .arg = arg,
+				.shared = r->shared,
+			};
+			int ret;
+
+			tplan_rank_self = &r->rep[i];
+			ret = fn(&env);
+			if (ret && !r->rep[i].line) {
+				r->rep[i].line = -1;
+				snprintf(r->rep[i].msg, sizeof(r->rep[i].msg),
+					 "rank function returned %d", ret);
+			}
+			_exit(ret || r->rep[i].line ? 1 : 0);
+		}
+		r->pid[i] = pid;
+	}
+	return 0;
+}
+
+/* SIGKILL one rank (e.g. to break the group on purpose). */
+static inline void tplan_ranks_kill(struct tplan_ranks *r, unsigned int rank)
+{
+	if (rank < r->world && r->pid[rank] > 0)
+		kill(r->pid[rank], SIGKILL);
+}
+
+/*
+ * Reap every rank, waiting at most timeout_ms in all; stragglers are
+ * killed and marked.  Returns how many ranks failed (a recorded failure,
+ * a non-zero exit, a signal, a timeout), not counting ranks in
+ * expect_killed (a bit mask of ranks the test killed itself).
+ */
+static inline int tplan_ranks_wait(struct tplan_ranks *r, unsigned int timeout_ms,
+				   uint32_t expect_killed)
+{
+	uint64_t end = tplan_now_ms() + timeout_ms;
+	unsigned int i, left = r->world;
+	int failed = 0;
+
+	while (left) {
+		for (i = 0; i < r->world; i++) {
+			int status;
+
+			if (r->rep[i].exited)
+				continue;
+			if (waitpid(r->pid[i], &status, WNOHANG) == r->pid[i]) {
+				r->rep[i].exited = 1;
+				r->rep[i].status = status;
+				left--;
+			}
+		}
+		if (!left)
+			break;
+		if (tplan_now_ms() > end) {
+			for (i = 0; i < r->world; i++) {
+				if (r->rep[i].exited)
+					continue;
+				kill(r->pid[i], SIGKILL);
+				waitpid(r->pid[i], &r->rep[i].status, 0);
+				r->rep[i].exited = 1;
+				r->rep[i].killed_on_timeout = 1;
+			}
+			break;
+		}
+		tplan_sleep_ms(2);
+	}
+	for (i = 0; i < r->world; i++) {
+		int st = r->rep[i].status;
+
+		if (expect_killed & (1U << i))
+			continue;
+		if (r->rep[i].line || r->rep[i].killed_on_timeout || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			failed++;
+	}
+	return failed;
+}
+
+static inline void tplan_ranks_release(struct tplan_ranks *r)
+{
+	if (r->map && r->map != MAP_FAILED)
+		munmap(r->map, r->map_size);
+	r->map = NULL;
+}
+
+/* In a test: log every rank's failure, then assert that none failed. */
+#define TPLAN_RANKS_REPORT(r, nfailed, expect_killed)				\
+	do {									\
+		unsigned int _i;						\
+		for (_i = 0; _i < (r)->world; _i++) {				\
+			struct tplan_rank_report *_p = &(r)->rep[_i];		\
+			if ((expect_killed) & (1U << _i))			\
+				continue;					\
+			if (_p->line)						\
+				TH_LOG("rank %u, line %d: %s", _i, _p->line, _p->msg); \
+			else if (_p->killed_on_timeout)				\
+				TH_LOG("rank %u: still running at the deadline, killed", _i); \
+			else if (!WIFEXITED(_p->status))			\
+				TH_LOG("rank %u: killed by signal %d", _i,	\
+				       WTERMSIG(_p->status));			\
+			else if (WEXITSTATUS(_p->status))			\
+				TH_LOG("rank %u: exit status %d", _i,		\
+				       WEXITSTATUS(_p->status));		\
+		}								\
+		ASSERT_EQ(0, (nfailed));					\
+	} while (0)
+
+/*
+ * Run fn on world ranks of a fresh group and assert they all pass within
+ * timeout_ms.
+ */
+#define RUN_RANKS(world, fn, arg, timeout_ms)					\
+	do {									\
+		struct tplan_ranks _r;						\
+		int _nf;							\
+		ASSERT_EQ(0, tplan_ranks_start(&_r, (world), tplan_test_key(),	\
+					       (fn), (arg)));			\
+		_nf = tplan_ranks_wait(&_r, (timeout_ms), 0);			\
+		TPLAN_RANKS_REPORT(&_r, _nf, 0);				\
+		tplan_ranks_release(&_r);					\
+	} while (0)
+
+/* ---- debugfs --------------------------------------------------------------
+ *
+ * /sys/kernel/debug/tplan/group-<key %016llx>/queue-<src>-<dst>, lines
+ * "name: value".
+ */
+#define TPLAN_DEBUGFS "/sys/kernel/debug/tplan"
+
+/* Copy the value of line "name: value" to val.  0 or -errno. */
+static inline int tplan_debugfs_field(uint64_t key, unsigned int src, unsigned int dst,
+				      const char *name, char *val, size_t len)
+{
+	char path[160], line[256];
+	size_t n = strlen(name);
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), TPLAN_DEBUGFS "/group-%016llx/queue-%u-%u",
+		 (unsigned long long)key, src, dst);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, name, n) || line[n] != ':')
+			continue;
+		snprintf(val, len, "%s", line + n + 1 + strspn(line + n + 1, " \t"));
+		val[strcspn(val, "\n")] = 0;
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static inline int tplan_debugfs_u64(uint64_t key, unsigned int src, unsigned int dst,
+				    const char *name, uint64_t *v)
+{
+	char val[64], *end;
+	int ret = tplan_debugfs_field(key, src, dst, name, val, sizeof(val));
+
+	if (ret)
+		return ret;
+	errno = 0;
+	*v = strtoull(val, &end, 0);
+	return errno || end == val ? -EINVAL : 0;
+}
+
+/* ---- Groups and queues ------------------------------------------------- */
+
+/* Long enough for TCG, short enough to fail well inside a test's timeout. */
+#define TPLAN_TEST_TIMEOUT_MS 20000
+
+/* A module parameter as text ("" if absent). */
+static inline void tplan_test_param(const char *name, char *val, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	val[0] = 0;
+	snprintf(path, sizeof(path), "/sys/module/tplan/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(val, (int)len, f))
+		val[0] = 0;
+	val[strcspn(val, "\n")] = 0;
+	fclose(f);
+}
+
+/* Whether the module was loaded with allow_inject=1. */
+static inline int tplan_test_inject_allowed(void)
+{
+	char v[8];
+
+	tplan_test_param("allow_inject", v, sizeof(v));
+	return v[0] == 'Y' || v[0] == '1';
+}
+
+/* Open a context and join env's group as env's rank. */
+static inline int tplan_rank_join(struct tplan_rank_env *env, uint64_t heap_size,
+				  struct tplan_ctx **ctxp)
+{
+	struct tplan_join_params p = {
+		.key = env->key,
+		.world_size = env->world,
+		.rank = env->rank,
+		.heap_size = heap_size,
+		.timeout_ms = TPLAN_TEST_TIMEOUT_MS,
+	};
+	int ret = tplan_ctx_open(ctxp, NULL);
+
+	if (ret)
+		return ret;
+	ret = tplan_ctx_join(*ctxp, &p);
+	if (ret) {
+		tplan_ctx_close(*ctxp);
+		*ctxp = NULL;
+	}
+	return ret;
+}
+
+/* A raw join on fd; 0 or -errno. */
+static inline int tplan_test_join_fd(int fd, uint64_t key, uint32_t world, uint32_t rank,
+				     uint64_t heap_size, uint32_t timeout_ms)
+{
+	struct tplan_group_join j = {
+		.size = sizeof(j), .key = key, .world_size = world, .rank = rank,
+		.heap_size = heap_size, .engine = TPLAN_ENGINE_SOFT,
+		.sdma_ip = TPLAN_SDMA_440, .timeout_ms = timeout_ms,
+	};
+
+	return tplan_test_ioctl(fd, TPLAN_IOC_GROUP_JOIN, &j);
+}
+
+/* TPLAN_IOC_QUEUE_INJECT of ndw raw dwords into the (rank -> peer) queue. */
+static inline int tplan_test_inject(struct tplan_ctx *ctx, unsigned int peer,
+				    const uint32_t *dw, uint32_t ndw)
+{
+	struct tplan_queue_inject in = {
+		.size = sizeof(in), .peer = peer, .ndw = ndw, .dwords = (uintptr_t)dw,
+	};
+
+	return tplan_test_ioctl(tplan_ctx_fd(ctx), TPLAN_IOC_QUEUE_INJECT, &in);
+}
+
+/*
+ * Poll QUEUE_INFO until the queue's state is state, up to timeout_ms.
+ * 0 (info holds the last answer), -ETIMEDOUT or the ioctl's error.
+ */
+static inline int tplan_test_wait_state(struct tplan_ctx *ctx, unsigned int peer,
+					uint32_t state, struct tplan_queue_info *info,
+					unsigned int timeout_ms)
+{
+	uint64_t end = tplan_now_ms() + timeout_ms;
+	int ret;
+
+	for (;;) {
+		ret = tplan_queue_info(ctx, peer, info);
+		if (ret)
+			return ret;
+		if (info->state == state)
+			return 0;
+		if (tplan_now_ms() > end)
+			return -ETIMEDOUT;
+		tplan_sleep_ms(1);
+	}
+}
+
+/*
+ * Wait until process pid sleeps (state S in /proc/pid/stat), i.e. it has
+ * gone into the blocking call it was about to make, then a little longer.
+ * For hand-shakes like "the creator is waiting in its join": the kernel
+ * offers no way to observe that.  0 or -ETIMEDOUT.
+ */
+static inline int tplan_test_wait_blocked(pid_t pid, unsigned int timeout_ms)
+{
+	uint64_t end = tplan_now_ms() + timeout_ms;
+	char path[64], buf[256], *p;
+	int fd, n, streak = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	while (tplan_now_ms() < end) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return -errno;
+		n = (int)read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		p = strrchr(buf, ')');
+		/* Asleep several polls in a row: not just a page fault. */
+		if (p && p[1] == ' ' && p[2] == 'S') {
+			if (++streak == 10)
+				return 0;
+		} else {
+			streak = 0;
+		}
+		tplan_sleep_ms(10);
+	}
+	return -ETIMEDOUT;
 }
 
 #endif /* TPLAN_SELFTEST_H */
