@@ -14,10 +14,11 @@ LINUX_SOURCE_TAR ?= /usr/src/linux-source-6.1.tar.xz
 HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod/chain_validate.h)
 
 # Each test and the plain-C files it links (the same sources tplan.ko builds).
-HOST_TEST_NAMES := sdma_codec_test
+HOST_TEST_NAMES := sdma_codec_test chain_validate_test
 HOST_SRCS_sdma_codec_test :=
+HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c
 
-HOST_TEST_BINS := $(addprefix $(BUILD)/host/,$(HOST_TEST_NAMES))
+HOST_TEST_BINS += $(addprefix $(BUILD)/host/,$(HOST_TEST_NAMES))
 
 .PHONY: host-tests host-check
 host-tests: $(HOST_TEST_BINS)
@@ -34,11 +35,10 @@ $(BUILD)/host/$(1): tests/host/$(1).c $(HOST_SRCS_$(1)) $(HOST_PLAIN_HDRS) \
 endef
 $(foreach t,$(HOST_TEST_NAMES),$(eval $(call HOST_TEST_RULE,$(t))))
 
-# The kselftest harness comes from Debian's linux-source package; it is
-# extracted into the build tree, never committed.  A top Makefile that has
-# its own rule for it sets TPLAN_KSFT_RULE first.
-ifndef TPLAN_KSFT_RULE
-TPLAN_KSFT_RULE := host.mk
+# The kselftest harness comes from Debian's linux-source package and is
+# extracted into the build tree, never committed.  The top Makefile has this
+# rule; it is repeated only for standalone use of this file.
+ifeq ($(words $(MAKEFILE_LIST)),1)
 $(KSFT_INC)/kselftest_harness.h:
 	@mkdir -p $(KSFT_INC)
 	tar -xJf $(LINUX_SOURCE_TAR) -C $(KSFT_INC) --strip-components=4 \
