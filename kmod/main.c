@@ -92,6 +92,14 @@ static int tplan_info(struct tplan_ucmd *ucmd)
 /* Large enough for any ioctl argument; checked by the table below. */
 union tplan_ucmd_buffer {
 	struct tplan_info info;
+	struct tplan_group_join join;
+	struct tplan_group_barrier barrier;
+	struct tplan_group_all_gather all_gather;
+	struct tplan_heap_info heap_info;
+	struct tplan_put put;
+	struct tplan_quiet quiet;
+	struct tplan_queue_info queue_info;
+	struct tplan_queue_inject queue_inject;
 };
 
 struct tplan_ioctl_op {
@@ -113,6 +121,16 @@ struct tplan_ioctl_op {
 
 static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP(TPLAN_IOC_INFO, tplan_info, struct tplan_info, max_copy_bytes_sdma442),
+	IOCTL_OP(TPLAN_IOC_GROUP_JOIN, tplan_group_join, struct tplan_group_join, heap_base),
+	IOCTL_OP(TPLAN_IOC_GROUP_BARRIER, tplan_group_barrier, struct tplan_group_barrier,
+		 __reserved),
+	IOCTL_OP(TPLAN_IOC_GROUP_ALL_GATHER, tplan_group_all_gather, struct tplan_group_all_gather,
+		 out),
+	IOCTL_OP(TPLAN_IOC_HEAP_INFO, tplan_heap_info, struct tplan_heap_info, mmap_offset),
+	IOCTL_OP(TPLAN_IOC_PUT, tplan_put, struct tplan_put, signal_offset),
+	IOCTL_OP(TPLAN_IOC_QUIET, tplan_quiet, struct tplan_quiet, flags),
+	IOCTL_OP(TPLAN_IOC_QUEUE_INFO, tplan_queue_info, struct tplan_queue_info, fault_reason),
+	IOCTL_OP(TPLAN_IOC_QUEUE_INJECT, tplan_queue_inject, struct tplan_queue_inject, dwords),
 };
 
 static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -172,9 +190,21 @@ static int tplan_fops_release(struct inode *inode, struct file *filp)
 {
 	struct tplan_file *tf = filp->private_data;
 
+	tplan_group_leave(tf);
 	mutex_destroy(&tf->lock);
 	kfree(tf);
 	return 0;
+}
+
+static int tplan_fops_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct tplan_file *tf = filp->private_data;
+	int ret;
+
+	mutex_lock(&tf->lock);
+	ret = tplan_group_mmap(tf, vma);
+	mutex_unlock(&tf->lock);
+	return ret;
 }
 
 static const struct file_operations tplan_fops = {
@@ -182,6 +212,7 @@ static const struct file_operations tplan_fops = {
 	.open = tplan_fops_open,
 	.release = tplan_fops_release,
 	.unlocked_ioctl = tplan_fops_ioctl,
+	.mmap = tplan_fops_mmap,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
@@ -201,18 +232,24 @@ static int __init tplan_init(void)
 	if (ret)
 		return ret;
 
+	tplan_debugfs_init();
 	ret = misc_register(&tplan_misc);
 	if (ret)
-		return ret;
+		goto err_debugfs;
 
 	pr_info("ready: ring %u bytes, prepared-copy limit %u%%\n",
 		tplan_params.ring_size, tplan_params.prep_limit_pct);
 	return 0;
+
+err_debugfs:
+	tplan_debugfs_exit();
+	return ret;
 }
 
 static void __exit tplan_exit(void)
 {
 	misc_deregister(&tplan_misc);
+	tplan_debugfs_exit();
 }
 
 module_init(tplan_init);

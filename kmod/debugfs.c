@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * debugfs: tplan/group-<key>/ with a "group" file and one
+ * "queue-<src>-<dst>" file per queue, "name: value" lines, for people and
+ * tests looking at a live group.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "tplan_priv.h"
+#include "queue.h"
+
+static struct dentry *tplan_debugfs_root;
+
+static int tplan_group_show(struct seq_file *m, void *unused)
+{
+	struct tplan_group *g = m->private;
+
+	mutex_lock(&g->lock);
+	seq_printf(m, "key: %llx\nworld_size: %u\njoined: 0x%x\nheap_size: %llu\n",
+		   g->key, g->world_size, g->joined, g->heap_size);
+	seq_printf(m, "sdma_ip: 0x%06x\nmax_copy_bytes: %u\nbroken: %d\ncollectives: %llu\n",
+		   g->sdma_ip, g->limits.max_copy_bytes, g->broken, g->coll.done_seq);
+	mutex_unlock(&g->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tplan_group);
+
+static int tplan_queue_show(struct seq_file *m, void *unused)
+{
+	struct tplan_queue *q = m->private;
+
+	seq_printf(m, "rptr: %llu\nwptr: %llu\nwraps: %llu\nring_size: %u\npackets: %llu\n",
+		   smp_load_acquire(&q->rptr), READ_ONCE(q->wptr), READ_ONCE(q->wraps),
+		   q->ring_size, READ_ONCE(q->packets));
+	seq_printf(m, "prep_charged: %u\nprep_limit: %u\nstate: %u\n",
+		   READ_ONCE(q->prep_charged), q->prep_limit, tplan_queue_state(q));
+	seq_printf(m, "fault_offset: %llu\nfault_dword: 0x%08x\nfault_reason: %u\n",
+		   q->fault_offset, q->fault_dword, q->fault_reason);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tplan_queue);
+
+void tplan_debugfs_init(void)
+{
+	tplan_debugfs_root = debugfs_create_dir("tplan", NULL);
+}
+
+void tplan_debugfs_exit(void)
+{
+	debugfs_remove_recursive(tplan_debugfs_root);
+}
+
+void tplan_debugfs_group_add(struct tplan_group *g)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "group-%016llx", g->key);
+	g->debugfs = debugfs_create_dir(name, tplan_debugfs_root);
+	debugfs_create_file("group", 0444, g->debugfs, g, &tplan_group_fops);
+}
+
+void tplan_debugfs_queue_add(struct tplan_queue *q)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "queue-%u-%u", q->src, q->dst);
+	q->debugfs = debugfs_create_file(name, 0444, q->group->debugfs, q, &tplan_queue_fops);
+}
