@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target over the SDMA codec and the chain validator: the input
+ * is a chain of raw dwords.  Besides memory and UB errors (ASan, UBSan),
+ * it traps on broken invariants:
+ *  - a decoded packet re-encodes to the same dwords, and its length agrees
+ *    with tplan_sdma_packet_dwords();
+ *  - a rejection names a known rule, the chain and a packet of it;
+ *  - an accepted chain only copies bytes of the sender's own part, so its
+ *    spans never overlap the other ranks' parts, and always overlap a
+ *    copy of themselves sent by another rank.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "chain_fixture.h"
+
+/* The seed corpus holds chains of this sender, peer and chunk. */
+#define RANK_SENDER	1
+#define RANK_PEER	2
+#define CHUNK_FUZZ	3
+
+#define CHECK(x) do { if (!(x)) __builtin_trap(); } while (0)
+
+static int reencode(const struct tplan_sdma_packet *p, u32 *out, u32 room)
+{
+	switch (p->kind) {
+	case TPLAN_SDMA_KIND_NOP:
+		return tplan_sdma_encode_nop(out, room, &p->u.nop);
+	case TPLAN_SDMA_KIND_COPY_LINEAR:
+		return tplan_sdma_encode_copy_linear(out, room, &p->u.copy_linear);
+	case TPLAN_SDMA_KIND_COPY_LINEAR_SUB_WINDOW:
+		return tplan_sdma_encode_copy_sub_window(out, room, &p->u.sub_window);
+	case TPLAN_SDMA_KIND_POLL_REGMEM:
+		return tplan_sdma_encode_poll_regmem(out, room, &p->u.poll);
+	case TPLAN_SDMA_KIND_ATOMIC:
+		return tplan_sdma_encode_atomic(out, room, &p->u.atomic);
+	case TPLAN_SDMA_KIND_FENCE:
+		return tplan_sdma_encode_fence(out, room, &p->u.fence);
+	case TPLAN_SDMA_KIND_TRAP:
+		return tplan_sdma_encode_trap(out, room, &p->u.trap);
+	}
+	return -1;
+}
+
+static void fuzz_codec(const u32 *dw, u32 ndw)
+{
+	static u32 out[TPLAN_SDMA_NOP_MAX_DW];
+	struct tplan_sdma_packet p;
+	u32 off = 0, i;
+	int n, len;
+
+	while (off < ndw) {
+		n = tplan_sdma_decode(dw + off, ndw - off, &p);
+		len = tplan_sdma_packet_dwords(dw + off, ndw - off);
+		CHECK(tplan_sdma_kind_name(tplan_sdma_kind(dw[off])) != NULL);
+		if (n <= 0) {
+			off++;
+			continue;
+		}
+		CHECK(len == n && p.dwords == (u32)n);
+		CHECK(reencode(&p, out, ARRAY_SIZE(out)) == n);
+		/* a NOP's payload is don't-care */
+		for (i = 0; i < (p.kind == TPLAN_SDMA_KIND_NOP ? 1u : (u32)n); i++)
+			CHECK(out[i] == dw[off + i]);
+		off += (u32)n;
+	}
+}
+
+static void fuzz_overlap(const u32 *dw, u32 ndw, const struct tplan_chain_env *env)
+{
+	struct tplan_chain_span *s;
+	struct tplan_chain_reject why;
+	u32 *scratch, i;
+	int n;
+
+	n = tplan_chain_spans(dw, ndw, env->own_heap, RANK_SENDER, 0, NULL, 0);
+	CHECK(n >= 1);
+	s = calloc(2 * n + 2, sizeof(*s));
+	scratch = calloc(2 * n + 2, sizeof(*scratch));
+	CHECK(s && scratch);
+	CHECK(tplan_chain_spans(dw, ndw, env->own_heap, RANK_SENDER, 0, s, n) == n);
+	for (i = 0; i < (u32)n; i++)
+		CHECK(s[i].start >= FX_BUF + RANK_SENDER * FX_PART &&
+		      s[i].start + (u64)(s[i].rows - 1) * s[i].pitch + s[i].width <=
+		      FX_BUF + (RANK_SENDER + 1) * FX_PART);
+	/* the neighbours' whole parts: never touched */
+	s[n] = (struct tplan_chain_span){ .start = FX_BUF, .width = FX_PART, .pitch = FX_PART,
+					  .rows = 1, .rank = 0 };
+	s[n + 1] = (struct tplan_chain_span){ .start = FX_BUF + 2 * FX_PART, .width = FX_PART,
+					      .pitch = FX_PART, .rows = 1, .rank = 2 };
+	CHECK(tplan_chain_check_overlap(s, n + 2, scratch, &why) == 0);
+	/* the same bytes from another rank: always caught */
+	CHECK(tplan_chain_spans(dw, ndw, env->own_heap, 3, 1, s, n) == n);
+	CHECK(tplan_chain_spans(dw, ndw, env->own_heap, RANK_SENDER, 0, s + n, n) == n);
+	CHECK(tplan_chain_check_overlap(s, 2 * n, scratch, &why) == -EINVAL);
+	CHECK(why.rule == TPLAN_CHAIN_R_OVERLAP && why.rank != why.other_rank);
+	free(s);
+	free(scratch);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tplan_sdma_limits lim;
+	struct tplan_chain_env env;
+	struct tplan_chain_reject why;
+	u32 ndw = (u32)(size / 4), ip;
+	u32 *dw;
+	int ret;
+
+	/* exact-size copy, so ASan sees any read past the chain */
+	dw = malloc(ndw ? ndw * sizeof(u32) : 1);
+	CHECK(dw != NULL);
+	memcpy(dw, data, ndw * sizeof(u32));
+
+	fuzz_codec(dw, ndw);
+	for (ip = 0; ip < TPLAN_SDMA_IP_COUNT; ip++) {
+		CHECK(tplan_sdma_limits_init(&lim, ip, 0) == 0);
+		fx_env(&env, &lim, RANK_SENDER, RANK_PEER, CHUNK_FUZZ);
+		ret = tplan_chain_validate(dw, ndw, 0, &env, &why);
+		if (ret == 0) {
+			fuzz_overlap(dw, ndw, &env);
+		} else {
+			CHECK(ret == -EINVAL);
+			CHECK(why.rule > TPLAN_CHAIN_OK && why.rule < TPLAN_CHAIN_R_OVERLAP);
+			CHECK(why.chain == 0 && why.rank == RANK_SENDER && why.packet <= ndw);
+		}
+	}
+	free(dw);
+	return 0;
+}
