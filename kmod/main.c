@@ -100,14 +100,27 @@ union tplan_ucmd_buffer {
 	struct tplan_quiet quiet;
 	struct tplan_queue_info queue_info;
 	struct tplan_queue_inject queue_inject;
+	struct tplan_chain_submit chain_submit;
 };
 
 struct tplan_ioctl_op {
 	unsigned int size;	/* sizeof() of the kernel's struct */
 	unsigned int min_size;	/* end of the first published member set */
 	unsigned int ioctl_num;
+	bool respond_on_einval;	/* the struct carries why it was refused */
 	int (*execute)(struct tplan_ucmd *ucmd);
 };
+
+#define IOCTL_OP_EINVAL_REASON(_ioctl, _fn, _struct, _last)		\
+	[_IOC_NR(_ioctl) - TPLAN_CMD_BASE] = {				\
+		.size = sizeof(_struct) +				\
+			BUILD_BUG_ON_ZERO(sizeof(union tplan_ucmd_buffer) < \
+					  sizeof(_struct)),		\
+		.min_size = offsetofend(_struct, _last),		\
+		.ioctl_num = _ioctl,					\
+		.respond_on_einval = true,				\
+		.execute = _fn,						\
+	}
 
 #define IOCTL_OP(_ioctl, _fn, _struct, _last)				\
 	[_IOC_NR(_ioctl) - TPLAN_CMD_BASE] = {				\
@@ -131,6 +144,8 @@ static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP(TPLAN_IOC_QUIET, tplan_quiet, struct tplan_quiet, flags),
 	IOCTL_OP(TPLAN_IOC_QUEUE_INFO, tplan_queue_info, struct tplan_queue_info, fault_reason),
 	IOCTL_OP(TPLAN_IOC_QUEUE_INJECT, tplan_queue_inject, struct tplan_queue_inject, dwords),
+	IOCTL_OP_EINVAL_REASON(TPLAN_IOC_CHAIN_SUBMIT, tplan_chain_submit,
+			       struct tplan_chain_submit, reject),
 };
 
 static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -165,13 +180,13 @@ static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long 
 	mutex_lock(&tf->lock);
 	ret = op->execute(&ucmd);
 	mutex_unlock(&tf->lock);
-	if (ret)
+	if (ret && !(ret == -EINVAL && op->respond_on_einval))
 		return ret;
 
 	/* Answer with as much of the struct as the caller knows about. */
 	if (copy_to_user(ucmd.ubuffer, ucmd.cmd, min_t(u32, ucmd.user_size, op->size)))
 		return -EFAULT;
-	return 0;
+	return ret;
 }
 
 static int tplan_fops_open(struct inode *inode, struct file *filp)

@@ -74,7 +74,7 @@ static void tplan_queue_free(struct tplan_queue *q)
 }
 
 /* The (tf's rank -> peer) queue, created on first use.  Caller holds tf->lock. */
-static int tplan_queue_get(struct tplan_file *tf, u32 peer, struct tplan_queue **qp)
+int tplan_queue_get(struct tplan_file *tf, u32 peer, struct tplan_queue **qp)
 {
 	struct tplan_group *g = tf->group;
 	struct tplan_queue *q;
@@ -167,7 +167,7 @@ void tplan_queue_fault(struct tplan_queue *q, u32 reason)
 }
 
 /* Why the owner may not use the queue now: 0, ECONNRESET or EIO. */
-static int tplan_queue_usable(struct tplan_queue *q)
+int tplan_queue_usable(struct tplan_queue *q)
 {
 	int broken = READ_ONCE(q->group->broken);
 
@@ -428,4 +428,121 @@ int tplan_queue_inject(struct tplan_ucmd *ucmd)
 	}
 	kfree(raw);
 	return ret;
+}
+
+/*
+ * Charge bytes of prepared chains before writing them: 0, or -ENOSPC with
+ * nothing charged.  From here until the engine passes their POLLs, put
+ * and quiet see the queue as holding prepared copies.
+ */
+int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes)
+{
+	int ret;
+
+	spin_lock(&q->budget_lock);
+	ret = tplan_budget_charge(&q->prep_charged, q->prep_limit, bytes);
+	spin_unlock(&q->budget_lock);
+	return ret;
+}
+
+void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes)
+{
+	spin_lock(&q->budget_lock);
+	q->prep_charged -= bytes;
+	spin_unlock(&q->budget_lock);
+	if (wq_has_sleeper(&q->owner_wq))
+		wake_up_all(&q->owner_wq);
+}
+
+/* Room for n more marks; allocation happens before any ring write. */
+static int tplan_queue_marks_room(struct tplan_queue *q, u32 n)
+{
+	struct tplan_prep_mark *marks;
+	u32 used, cap, i;
+
+	used = READ_ONCE(q->mark_tail) - READ_ONCE(q->mark_head);
+	if (q->mark_cap - used >= n)
+		return 0;
+	cap = max_t(u32, q->mark_cap * 2, roundup_pow_of_two(used + n));
+	marks = kvcalloc(cap, sizeof(*marks), GFP_KERNEL);
+	if (!marks)
+		return -ENOMEM;
+	spin_lock(&q->budget_lock);
+	used = q->mark_tail - q->mark_head;
+	for (i = 0; i < used; i++)
+		marks[i] = q->marks[(q->mark_head + i) % q->mark_cap];
+	swap(q->marks, marks);
+	q->mark_cap = cap;
+	q->mark_head = 0;
+	q->mark_tail = used;
+	spin_unlock(&q->budget_lock);
+	kvfree(marks);
+	return 0;
+}
+
+/* Packet lengths of a validated chain, in bytes, for the span computation. */
+static u64 tplan_chain_span_from(u64 pos, u32 ring_size, const struct tplan_chain_image *c)
+{
+	u32 i = 0, len;
+	int n;
+
+	while (i < c->ndw) {
+		n = tplan_sdma_packet_dwords(c->dw + i, c->ndw - i);
+		len = n > 0 ? n * 4 : (c->ndw - i) * 4;
+		pos = tplan_ring_span(pos, ring_size, &len, 1);
+		i += len / 4;
+	}
+	return pos;
+}
+
+/*
+ * Write validated chains whose charge tplan_queue_budget_reserve() took,
+ * each with its POLL reference patched to its round, and publish them at
+ * once.  Waits for ring space first (the engine frees it without help:
+ * everything queued before is either charged, within the limit, or runs
+ * by itself), so on error nothing was written and the caller unreserves.
+ */
+int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
+			     u32 n, long *timeout)
+{
+	u64 end = q->wtail;
+	u32 i, j;
+	int ret;
+
+	ret = tplan_queue_marks_room(q, n);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		end = tplan_chain_span_from(end, q->ring_size, &c[i]);
+	ret = tplan_queue_wait_space(q, end - q->wtail, timeout);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < n; i++) {
+		u64 start = 0, poll_end = 0;
+
+		for (j = 0; j < c[i].ndw; ) {
+			int len = tplan_sdma_packet_dwords(c[i].dw + j, c[i].ndw - j);
+			u32 *dw = tplan_queue_emit(q, len);
+
+			memcpy(dw, c[i].dw + j, len * 4);
+			if (!j) {
+				/* The POLL: the kernel owns its reference (the round). */
+				dw[TPLAN_SDMA_POLL_REF_DW] = c[i].ref;
+				start = q->wtail - len * 4;
+				poll_end = q->wtail;
+			}
+			j += len;
+		}
+		spin_lock(&q->budget_lock);
+		q->marks[q->mark_tail % q->mark_cap] = (struct tplan_prep_mark) {
+			.poll_end = poll_end,
+			.bytes = c[i].ndw * 4,
+		};
+		q->mark_tail++;
+		spin_unlock(&q->budget_lock);
+		trace_tplan_submit(q->group->key, q->src, q->dst, start, c[i].ndw * 4);
+	}
+	tplan_queue_publish(q);
+	return 0;
 }

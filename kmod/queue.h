@@ -68,6 +68,21 @@ struct tplan_engine_ops {
 };
 extern const struct tplan_engine_ops tplan_soft_engine;
 
+/* One prepared chain to write: its packets and the round its POLL waits for. */
+struct tplan_chain_image {
+	const u32 *dw;
+	u32 ndw;
+	u32 ref;
+};
+
+/* queue.c, for chain submission and plans */
+int tplan_queue_get(struct tplan_file *tf, u32 peer, struct tplan_queue **qp);
+int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes);
+void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes);
+int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
+			     u32 n, long *timeout);
+int tplan_queue_usable(struct tplan_queue *q);
+
 /* queue.c, for the engines */
 void tplan_queue_retire(struct tplan_queue *q, u64 rptr);
 void tplan_queue_fault(struct tplan_queue *q, u32 reason);

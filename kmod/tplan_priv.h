@@ -140,6 +140,9 @@ int tplan_put(struct tplan_ucmd *ucmd);
 int tplan_quiet(struct tplan_ucmd *ucmd);
 int tplan_queue_info(struct tplan_ucmd *ucmd);
 int tplan_queue_inject(struct tplan_ucmd *ucmd);
+
+/* chain_submit.c */
+int tplan_chain_submit(struct tplan_ucmd *ucmd);
 void tplan_queues_destroy(struct tplan_group *g, u32 src);
 void tplan_queue_wake(struct tplan_queue *q);
 

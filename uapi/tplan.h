@@ -29,6 +29,8 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
+#include "tplan_chain.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -350,6 +352,63 @@ struct tplan_queue_inject {
 	__aligned_u64 dwords;
 };
 #define TPLAN_IOC_QUEUE_INJECT _IO(TPLAN_TYPE, TPLAN_CMD_QUEUE_INJECT)
+
+/**
+ * struct tplan_chain_desc - one prepared chain of a TPLAN_IOC_CHAIN_SUBMIT
+ * @ndw: In: dwords of this chain (its packets follow the previous chain's)
+ * @ref: In: the round its POLL_REGMEM waits for: the kernel writes it into
+ *       the POLL's reference (submitted as 0), so the engine copies once
+ *       the ready gate's low 32 bits are >= @ref
+ * @ready_offset: In: offset of the chain's ready gate in this rank's heap
+ *                (the POLL address must be that gate)
+ * @arrival_offset: In: offset of the chain's arrival gate in the peer's
+ *                  heap (the ATOMIC address must be that gate)
+ */
+struct tplan_chain_desc {
+	__u32 ndw;
+	__u32 ref;
+	__aligned_u64 ready_offset;
+	__aligned_u64 arrival_offset;
+};
+
+#define TPLAN_CHAIN_SUBMIT_MAX 65536	/* chains per call */
+
+/**
+ * struct tplan_chain_submit - TPLAN_IOC_CHAIN_SUBMIT: validate prepared
+ * POLL / COPY x n / ATOMIC chains and queue them on the (this rank ->
+ * @peer) queue, all or none.  Copies read this rank's heap and write the
+ * same offsets of @peer's heap.  Until the engine passes a chain's POLL,
+ * the chain's bytes are charged to the queue's prepared-copy budget
+ * (tplan_queue_info.prep_limit); put and quiet to @peer fail with EBUSY
+ * meanwhile.  Plans are built on this; it is exposed for raw use and tests.
+ * @size: In: sizeof(struct tplan_chain_submit)
+ * @flags: In: must be 0
+ * @peer: In: another rank of the group
+ * @nchains: In: 1..TPLAN_CHAIN_SUBMIT_MAX
+ * @chains: In: pointer to @nchains struct tplan_chain_desc
+ * @dwords: In: pointer to the chains' packets, back to back
+ * @ndw: In: total dwords, the sum of the chains' ndw
+ * @__reserved: must be 0
+ * @reject: Out: with EINVAL from the validator, which chain, packet and
+ *          rule (uapi/tplan_chain.h); zero otherwise
+ *
+ * Errors: ENOTCONN, EINVAL (a field, or a chain the validator refuses:
+ * @reject says why), ENOSPC (the chains would take the charge over the
+ * limit: nothing is queued), EIO, ECONNRESET, EINTR, ETIMEDOUT (waiting
+ * for ring space the engine did not free).
+ */
+struct tplan_chain_submit {
+	__u32 size;
+	__u32 flags;
+	__u32 peer;
+	__u32 nchains;
+	__aligned_u64 chains;
+	__aligned_u64 dwords;
+	__u32 ndw;
+	__u32 __reserved;
+	struct tplan_chain_reject reject;
+};
+#define TPLAN_IOC_CHAIN_SUBMIT _IO(TPLAN_TYPE, TPLAN_CMD_CHAIN_SUBMIT)
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TPLAN_IOC_CHAIN_SUBMIT: raw prepared chains onto one queue, validated
+ * packet by packet, charged to the queue's budget, all or none.
+ */
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "tplan_priv.h"
+#include "queue.h"
+#include "chain_validate.h"
+
+int tplan_chain_submit(struct tplan_ucmd *ucmd)
+{
+	struct tplan_chain_submit *cmd = ucmd->cmd;
+	struct tplan_file *tf = ucmd->tf;
+	long timeout = tplan_timeout_jiffies(0);
+	struct tplan_chain_image *images;
+	struct tplan_chain_desc *descs;
+	struct tplan_chain_env env;
+	struct tplan_queue *q;
+	struct tplan_group *g;
+	u64 total = 0, heap;
+	u32 *dw, i, at = 0;
+	int ret;
+
+	memset(&cmd->reject, 0, sizeof(cmd->reject));
+	if (cmd->flags || cmd->__reserved)
+		return -EINVAL;
+	if (!cmd->nchains || cmd->nchains > TPLAN_CHAIN_SUBMIT_MAX || !cmd->ndw ||
+	    cmd->ndw > TPLAN_CHAIN_MAX_DWORDS * 4ULL)
+		return -EINVAL;
+	ret = tplan_queue_get(tf, cmd->peer, &q);
+	if (ret)
+		return ret;
+	g = q->group;
+	heap = g->heap_size;
+
+	descs = kvmalloc_array(cmd->nchains, sizeof(*descs), GFP_KERNEL);
+	images = kvmalloc_array(cmd->nchains, sizeof(*images), GFP_KERNEL);
+	dw = kvmalloc_array(cmd->ndw, sizeof(*dw), GFP_KERNEL);
+	if (!descs || !images || !dw) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	if (copy_from_user(descs, u64_to_user_ptr(cmd->chains), cmd->nchains * sizeof(*descs)) ||
+	    copy_from_user(dw, u64_to_user_ptr(cmd->dwords), cmd->ndw * sizeof(*dw))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+
+	/* Validate everything before touching the queue. */
+	env = (struct tplan_chain_env) {
+		.limits = &g->limits,
+		.src_start = g->heaps[tf->rank].dev_base,
+		.src_bytes = heap,
+		.dst_start = g->heaps[cmd->peer].dev_base,
+		.dst_bytes = heap,
+		.own_heap = g->heaps[tf->rank].dev_base,
+		.peer_heap = g->heaps[cmd->peer].dev_base,
+		.rank = tf->rank,
+	};
+	for (i = 0; i < cmd->nchains; i++) {
+		const struct tplan_chain_desc *d = &descs[i];
+
+		if (!d->ndw || d->ndw > cmd->ndw - at ||
+		    !IS_ALIGNED(d->ready_offset, 8) || d->ready_offset > heap - 8 ||
+		    !IS_ALIGNED(d->arrival_offset, 8) || d->arrival_offset > heap - 8) {
+			ret = -EINVAL;
+			goto out_free;
+		}
+		env.ready_gate = env.own_heap + d->ready_offset;
+		env.arrival_gate = env.peer_heap + d->arrival_offset;
+		ret = tplan_chain_validate(dw + at, d->ndw, i, &env, &cmd->reject);
+		if (ret)
+			goto out_free;
+		images[i] = (struct tplan_chain_image) {
+			.dw = dw + at, .ndw = d->ndw, .ref = d->ref,
+		};
+		at += d->ndw;
+		total += d->ndw * 4ULL;
+	}
+	if (at != cmd->ndw) {
+		ret = -EINVAL;
+		goto out_free;
+	}
+
+	ret = tplan_queue_usable(q);
+	if (ret)
+		goto out_free;
+	ret = tplan_queue_budget_reserve(q, total);
+	if (ret)
+		goto out_free;
+	ret = tplan_queue_write_chains(q, images, cmd->nchains, &timeout);
+	if (ret)
+		tplan_queue_budget_unreserve(q, total);
+out_free:
+	kvfree(dw);
+	kvfree(images);
+	kvfree(descs);
+	return ret;
+}
