@@ -11,12 +11,14 @@ HOST_CFLAGS ?= -std=gnu11 -O2 -g -Wall -Wextra -Werror
 HOST_CPPFLAGS := -Iuapi -Ikmod -isystem $(KSFT_INC)
 LINUX_SOURCE_TAR ?= /usr/src/linux-source-6.1.tar.xz
 
-HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod/chain_validate.h)
+HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod/chain_validate.h \
+	kmod/ring.h)
 
 # Each test and the plain-C files it links (the same sources tplan.ko builds).
-HOST_TEST_NAMES := sdma_codec_test chain_validate_test
+HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test
 HOST_SRCS_sdma_codec_test :=
 HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c
+HOST_SRCS_ring_test := kmod/ring.c
 
 HOST_TEST_BINS += $(addprefix $(BUILD)/host/,$(HOST_TEST_NAMES))
 
