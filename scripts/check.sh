@@ -35,6 +35,8 @@ if [ -x tests/fuzz/run.sh ]; then
 fi
 echo "# host part took $(( $(date +%s) - t0 )) s"
 
+# The fault tests inject raw packets; the parameter is off unless asked for.
+export TPLAN_MODPARAMS=${TPLAN_MODPARAMS-allow_inject=1}
 first=1
 for k in $KVERS; do
 	tk=$(date +%s)
