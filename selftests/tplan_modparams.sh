@@ -18,7 +18,7 @@ fi
 echo "1..8"
 
 orig=""
-for p in ring_size prep_limit max_copy_sdma442; do
+for p in ring_size prep_limit max_copy_sdma442 allow_inject; do
 	orig="$orig $p=$(cat /sys/module/tplan/parameters/$p)"
 done
 rmmod tplan || { not_ok "rmmod before the sweep"; exit 1; }
