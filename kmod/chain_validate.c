@@ -256,7 +256,7 @@ int tplan_chain_validate(const u32 *dw, u32 ndw, u32 chain_index,
 		if (rule)
 			return fail(&w, rule, pkt[0]);
 		for (i = 0; i < n; i++)
-			if (pkt[i] & ~tplan_sdma_defined_bits(pkt, i))
+			if (pkt[i] & ~tplan_sdma_kind_defined_bits(kind, pkt[0], i))
 				return fail(&w, TPLAN_CHAIN_R_RESERVED, dword_value(pkt, i));
 
 		switch (kind) {

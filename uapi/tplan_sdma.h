@@ -557,18 +557,19 @@ static __inline__ int tplan_sdma_packet_dwords(const __u32 *dw, __u32 avail)
 }
 
 /*
- * Bits of dword i of the packet at dw that carry a field (header fields
- * included).  Any other bit is reserved: decoders refuse it, the chain
- * validator names it.  Packets without a codec report every bit defined.
+ * Bits of dword i of a packet of this kind with this header that carry a
+ * field (header fields included).  Any other bit is reserved: decoders
+ * refuse it, the chain validator names it.  Packets without a codec
+ * report every bit defined.
  */
-static __inline__ __u32 tplan_sdma_defined_bits(const __u32 *dw, __u32 i)
+static __inline__ __u32 tplan_sdma_kind_defined_bits(int kind, __u32 header, __u32 i)
 {
 	const __u32 hdr = 0xffffU;	/* op and sub_op */
 	const __u32 xy = 0x3fff3fffU;	/* [13:0] and [29:16] */
 	const __u32 zpitch = 0xffffe7ffU; /* [10:0] and [31:13] */
 	const __u32 sw = 0x03030000U;	/* [17:16] and [25:24] */
 
-	switch (tplan_sdma_kind(dw[0])) {
+	switch (kind) {
 	case TPLAN_SDMA_KIND_NOP:
 		return i == 0 ? 0x3fffffffU : 0xffffffffU;
 	case TPLAN_SDMA_KIND_COPY_LINEAR:
@@ -599,7 +600,7 @@ static __inline__ __u32 tplan_sdma_defined_bits(const __u32 *dw, __u32 i)
 			return hdr | TPLAN_SDMA_POLL_HDR_HDP_FLUSH |
 			       (TPLAN_SDMA_POLL_HDR_FUNC_MASK << TPLAN_SDMA_POLL_HDR_FUNC_SHIFT) |
 			       TPLAN_SDMA_POLL_HDR_MEM_POLL;
-		if (i == 1 && (dw[0] & TPLAN_SDMA_POLL_HDR_MEM_POLL))
+		if (i == 1 && (header & TPLAN_SDMA_POLL_HDR_MEM_POLL))
 			return 0xfffffffcU;	/* memory polls read whole dwords */
 		if (i == 5)
 			return TPLAN_SDMA_POLL_INTERVAL_MASK |
@@ -624,6 +625,12 @@ static __inline__ __u32 tplan_sdma_defined_bits(const __u32 *dw, __u32 i)
 	return 0xffffffffU;
 }
 
+/* The same for dword i of the packet at dw. */
+static __inline__ __u32 tplan_sdma_defined_bits(const __u32 *dw, __u32 i)
+{
+	return tplan_sdma_kind_defined_bits(tplan_sdma_kind(dw[0]), dw[0], i);
+}
+
 /*
  * Common checks of a decoder: the header is the wanted kind, the packet is
  * readable, no reserved bit is set.  Returns the packet length or an error.
@@ -641,7 +648,7 @@ static __inline__ int tplan_sdma_decode_check(const __u32 *dw, __u32 avail, int 
 	if (n < 0)
 		return n;
 	for (i = 0; i < (__u32)n; i++)
-		if (dw[i] & ~tplan_sdma_defined_bits(dw, i))
+		if (dw[i] & ~tplan_sdma_kind_defined_bits(kind, dw[0], i))
 			return -EPROTO;
 	return n;
 }

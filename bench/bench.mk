@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0
+# Benchmarks (not tests).  Included by the top Makefile.
+#   make bench-validate   chain validator packets/s and its ratio to memcpy
+
+BUILD ?= build
+BENCH_SECONDS ?= 2
+
+$(BUILD)/bench/chain_validate_bench: bench/chain_validate_bench.c kmod/sdma_limits.c \
+		kmod/chain_validate.c $(wildcard uapi/*.h kmod/*.h tests/host/chain_fixture.h)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iuapi -Ikmod -Itests/host -o $@ \
+		bench/chain_validate_bench.c kmod/sdma_limits.c kmod/chain_validate.c
+
+.PHONY: bench-validate
+bench-validate: $(BUILD)/bench/chain_validate_bench
+	$< $(BENCH_SECONDS)
