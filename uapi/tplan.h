@@ -59,6 +59,7 @@ enum {
 	TPLAN_CMD_QUEUE_INJECT,
 	TPLAN_CMD_CHAIN_SUBMIT,
 	TPLAN_CMD_PLAN_CREATE,
+	TPLAN_CMD_PLAN_PREPARE,
 	TPLAN_CMD_PLAN_START,
 	TPLAN_CMD_PLAN_WAIT,
 	TPLAN_CMD_PLAN_NEXT_ROUND,
@@ -212,6 +213,9 @@ struct tplan_group_all_gather {
  * @heap_size: Out: bytes
  * @mmap_offset: Out: pass to mmap() on this file to map the heap (shared,
  *               read/write, at most heap_size bytes from offset 0)
+ * @gate_area_offset: Out: the heap from here to its end is the kernel's:
+ *               plans' gate tables live there (the same offsets on every
+ *               rank); applications allocate below it
  *
  * Errors: ENOTCONN, EINVAL (@rank out of range).
  */
@@ -221,6 +225,7 @@ struct tplan_heap_info {
 	__aligned_u64 heap_base;
 	__aligned_u64 heap_size;
 	__aligned_u64 mmap_offset;
+	__aligned_u64 gate_area_offset;
 };
 #define TPLAN_IOC_HEAP_INFO _IO(TPLAN_TYPE, TPLAN_CMD_HEAP_INFO)
 
@@ -409,6 +414,295 @@ struct tplan_chain_submit {
 	struct tplan_chain_reject reject;
 };
 #define TPLAN_IOC_CHAIN_SUBMIT _IO(TPLAN_TYPE, TPLAN_CMD_CHAIN_SUBMIT)
+
+/*
+ * Plans.  A plan sends, every round, each rank's chunks to every peer:
+ * one prepared chain per (chunk, peer) on the (rank -> peer) queue,
+ * POLL_REGMEM(ready gate >= round), the chunk's copies, ATOMIC ADD64(the
+ * peer's arrival gate, 1).  The gate table has one row per chunk of every
+ * rank (global chunk index: rank r's chunk c is chunk_base[r] + c), at the
+ * same heap offset on every rank:
+ *
+ *   row + TPLAN_GATE_READY     u64  the last writer stores the round
+ *   row + TPLAN_GATE_ARRIVAL   u64  +1 per round from the chunk's sender
+ *   row + TPLAN_GATE_WRITERS   u64  +1 per mark_ready (writers per round)
+ *   row + TPLAN_GATE_EXPECTED  u32  writers of the chunk, set by the kernel
+ *
+ * Lifecycle, every step collective (every rank calls it; a failure on one
+ * rank fails it on all):
+ *   PLAN_CREATE    gate table allocated and zeroed; state EMPTY
+ *   PLAN_PREPARE   chains validated, no two ranks send the same bytes,
+ *                  budget charged on every queue or none, round 1 queued;
+ *                  state PREPARED, round 1
+ *   PLAN_START     (local) the round's handle for the producer
+ *   PLAN_WAIT      (local) this rank's chunks marked exactly writers times
+ *                  and arrived at every peer, every other chunk arrived
+ *                  here; state DONE
+ *   PLAN_NEXT_ROUND  round k + 1 queued from the stored chain images, one
+ *                  call per rank whatever the number of chunks and peers;
+ *                  state PREPARED, round k + 1
+ *   PLAN_CLOSE     this rank's unopened gates opened, so queued copies
+ *                  drain as they stand; CLOSED, or CLOSING while its copies
+ *                  wait behind an earlier plan's (closing that one finishes
+ *                  both)
+ */
+enum tplan_plan_states {
+	TPLAN_PLAN_EMPTY = 0,		/* created, nothing prepared yet */
+	TPLAN_PLAN_PREPARED = 1,	/* round queued, waiting to be started/marked */
+	TPLAN_PLAN_DONE = 2,		/* the round completed (wait returned 0) */
+	TPLAN_PLAN_FAILED = 3,		/* unusable; close it */
+	TPLAN_PLAN_CLOSING = 4,		/* closed, copies still queued behind another plan */
+	TPLAN_PLAN_CLOSED = 5
+};
+
+/* Rounds start at 1 and the engine compares 32 bits: 2^32 - 1 rounds. */
+#define TPLAN_ROUND_MAX 0xffffffffU
+#define TPLAN_PLAN_CHUNKS_MAX (1U << 20)	/* chunks per rank */
+
+/**
+ * struct tplan_plan_create - TPLAN_IOC_PLAN_CREATE (collective): a plan
+ * over a buffer at the same heap offset on every rank.
+ * @size: In: sizeof(struct tplan_plan_create)
+ * @flags: In: must be 0
+ * @buffer_offset: In: the plan's buffer in every heap (the same on all
+ *                 ranks)
+ * @buffer_bytes: In: its length; copies land only inside it
+ * @own_offset: In: the part of the buffer this rank sends from (its own
+ *              rows); every source byte of its chains lies inside it
+ * @own_bytes: In: its length (0 for a rank that sends nothing)
+ * @nchunks: In: chunks this rank writes, 0..TPLAN_PLAN_CHUNKS_MAX
+ * @timeout_ms: In: for the collective (0: default)
+ * @chunk_base: In: pointer to world_size + 1 __u32; Out: rank r's chunks
+ *              are global chunks chunk_base[r] .. chunk_base[r + 1] - 1
+ * @plan_id: Out: names the plan on every rank (the same number)
+ * @__reserved: must be 0
+ * @gate_offset: Out: heap offset of the gate table, TPLAN_GATE_ROW_BYTES
+ *               per global chunk
+ *
+ * Errors: ENOTCONN, EINVAL (a field, or buffer/own ranges that differ
+ * between ranks or lie outside the heap), ENOMEM (no room for the gate
+ * table), ECONNRESET, ETIMEDOUT, EINTR.  All ranks fail together.
+ */
+struct tplan_plan_create {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 buffer_offset;
+	__aligned_u64 buffer_bytes;
+	__aligned_u64 own_offset;
+	__aligned_u64 own_bytes;
+	__u32 nchunks;
+	__u32 timeout_ms;
+	__aligned_u64 chunk_base;
+	__u32 plan_id;
+	__u32 __reserved;
+	__aligned_u64 gate_offset;
+};
+#define TPLAN_IOC_PLAN_CREATE _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_CREATE)
+
+/**
+ * struct tplan_plan_chain - one chain of a TPLAN_IOC_PLAN_PREPARE
+ * @chunk: In: this rank's chunk index, 0..nchunks-1
+ * @peer: In: the rank it goes to
+ * @ndw: In: dwords (its packets follow the previous chain's)
+ * @__reserved: must be 0
+ *
+ * Every (chunk, peer) pair appears exactly once; chains of one peer come in
+ * chunk order (the order the producer completes them, contract 1).
+ */
+struct tplan_plan_chain {
+	__u32 chunk;
+	__u32 peer;
+	__u32 ndw;
+	__u32 __reserved;
+};
+
+/**
+ * struct tplan_plan_prepare - TPLAN_IOC_PLAN_PREPARE (collective): validate
+ * this rank's chains, check no two ranks send the same bytes, charge every
+ * queue's budget and queue round 1; on every rank or on none.
+ * @size: In: sizeof(struct tplan_plan_prepare)
+ * @plan_id: In: from TPLAN_IOC_PLAN_CREATE
+ * @nchains: In: nchunks * (world_size - 1)
+ * @ndw: In: total dwords of the chains
+ * @chains: In: pointer to @nchains struct tplan_plan_chain
+ * @dwords: In: pointer to the chains' packets (POLL references 0, gate
+ *          addresses from gate_offset)
+ * @writers: In: pointer to nchunks __u32: mark_ready calls that complete
+ *           each chunk per round, >= 1
+ * @timeout_ms: In: for the collective (0: default)
+ * @flags: In: must be 0
+ * @reject: Out: with EINVAL from the validator or the overlap check, the
+ *          chain, packet, rule and rank (possibly another rank's)
+ *
+ * Errors: ENOTCONN, ENOENT (no such plan), EINVAL (@reject says why when
+ * it is a chain), ENOSPC (a queue's prepared-copy budget would be
+ * exceeded, here or on another rank: nothing is queued anywhere), EBUSY
+ * (already prepared), ECONNRESET, ETIMEDOUT, EINTR.  After a failure the
+ * plan is FAILED; close it.
+ */
+struct tplan_plan_prepare {
+	__u32 size;
+	__u32 plan_id;
+	__u32 nchains;
+	__u32 ndw;
+	__aligned_u64 chains;
+	__aligned_u64 dwords;
+	__aligned_u64 writers;
+	__u32 timeout_ms;
+	__u32 flags;
+	struct tplan_chain_reject reject;
+};
+#define TPLAN_IOC_PLAN_PREPARE _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_PREPARE)
+
+/**
+ * struct tplan_plan_start - TPLAN_IOC_PLAN_START: hand the prepared round to
+ * a producer.
+ * @size: In: sizeof(struct tplan_plan_start)
+ * @plan_id: In
+ * @round: Out: the round the producer marks (ready = round)
+ * @nchunks: Out: this rank's chunks
+ * @first_chunk: Out: global index of this rank's chunk 0
+ * @total_chunks: Out: chunks of all ranks
+ * @gate_offset: Out: heap offset of the gate table
+ *
+ * Errors: ENOTCONN, ENOENT, EBUSY (not PREPARED, or already started),
+ * EDEADLK (a plan prepared earlier on a shared queue is not started yet:
+ * plans that share queues start in the order they were prepared).
+ */
+struct tplan_plan_start {
+	__u32 size;
+	__u32 plan_id;
+	__u32 round;
+	__u32 nchunks;
+	__u32 first_chunk;
+	__u32 total_chunks;
+	__aligned_u64 gate_offset;
+};
+#define TPLAN_IOC_PLAN_START _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_START)
+
+/* tplan_plan_shortfall.what */
+enum tplan_shortfall_kind {
+	TPLAN_SHORT_MARKS = 1,		/* this rank's chunk: marks have < want */
+	TPLAN_SHORT_EXTRA_MARKS = 2,	/* this rank's chunk: marks have > want */
+	TPLAN_SHORT_ARRIVAL = 3		/* arrivals at @rank have < want */
+};
+
+/**
+ * struct tplan_plan_shortfall - one chunk a wait found incomplete
+ * @chunk: global chunk index
+ * @rank: where the count was read: this rank for marks and for arrivals
+ *        of other ranks' chunks; the peer for this rank's chunks' arrivals
+ * @what: enum tplan_shortfall_kind
+ * @__reserved: 0
+ * @have: the count read
+ * @want: the count the round needs
+ */
+struct tplan_plan_shortfall {
+	__u32 chunk;
+	__u32 rank;
+	__u32 what;
+	__u32 __reserved;
+	__aligned_u64 have;
+	__aligned_u64 want;
+};
+
+/**
+ * struct tplan_plan_wait - TPLAN_IOC_PLAN_WAIT: wait for the round: this
+ * rank's chunks marked exactly writers times and arrived at every peer,
+ * every other rank's chunks arrived here.  The engine wakes the waiter as
+ * arrivals land.
+ * @size: In: sizeof(struct tplan_plan_wait)
+ * @plan_id: In
+ * @timeout_ms: In: 0: default
+ * @flags: In: must be 0
+ * @report: In: pointer to @report_cap struct tplan_plan_shortfall, or 0
+ * @report_cap: In: entries @report holds
+ * @report_count: Out: with ETIMEDOUT or EOVERFLOW, how many chunks are
+ *                short or over (entries beyond @report_cap are not written)
+ * @round: Out: the round waited for
+ * @__reserved: must be 0
+ *
+ * Errors: ENOTCONN, ENOENT, EBUSY (not started), ETIMEDOUT (the report
+ * names the chunks still short and by how much), EOVERFLOW (a chunk got
+ * more marks than writers: later rounds' gates would open early; the plan
+ * is FAILED), EIO (a queue faulted; FAILED), ECONNRESET (FAILED), EINTR.
+ */
+struct tplan_plan_wait {
+	__u32 size;
+	__u32 plan_id;
+	__u32 timeout_ms;
+	__u32 flags;
+	__aligned_u64 report;
+	__u32 report_cap;
+	__u32 report_count;
+	__u32 round;
+	__u32 __reserved;
+};
+#define TPLAN_IOC_PLAN_WAIT _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_WAIT)
+
+/**
+ * struct tplan_plan_next_round - TPLAN_IOC_PLAN_NEXT_ROUND (collective):
+ * "done reading this round's data".  Queues round k + 1 on every queue
+ * from the chains stored at prepare (the kernel writes the new round into
+ * each POLL), then synchronises the ranks: once it returns, peers may
+ * start round k + 1 and their copies may land in the buffer.
+ * @size: In: sizeof(struct tplan_plan_next_round)
+ * @plan_id: In
+ * @timeout_ms: In: for the collective (0: default)
+ * @round: Out: the new round
+ *
+ * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here), ENOSPC
+ * (a budget, here or elsewhere: nothing queued, the plan stays DONE),
+ * ERANGE (2^32 - 1 rounds used), ECONNRESET, ETIMEDOUT, EINTR.  After a
+ * failure the plan is DONE (nothing was queued anywhere) or FAILED.
+ */
+struct tplan_plan_next_round {
+	__u32 size;
+	__u32 plan_id;
+	__u32 timeout_ms;
+	__u32 round;
+};
+#define TPLAN_IOC_PLAN_NEXT_ROUND _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_NEXT_ROUND)
+
+/**
+ * struct tplan_plan_close - TPLAN_IOC_PLAN_CLOSE (collective): open this
+ * rank's unopened gates so its queued chains drain as they stand, wait for
+ * every rank, and free the plan once no queued chain refers to it.
+ * @size: In: sizeof(struct tplan_plan_close)
+ * @plan_id: In
+ * @timeout_ms: In: 0: default
+ * @state: Out: TPLAN_PLAN_CLOSED, or TPLAN_PLAN_CLOSING when this rank's
+ *         chains wait behind an earlier plan's; closing that plan
+ *         finishes this one
+ *
+ * Errors: ENOTCONN, ENOENT, ECONNRESET (a rank is gone: this rank's part
+ * is still torn down), ETIMEDOUT, EINTR.
+ */
+struct tplan_plan_close {
+	__u32 size;
+	__u32 plan_id;
+	__u32 timeout_ms;
+	__u32 state;
+};
+#define TPLAN_IOC_PLAN_CLOSE _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_CLOSE)
+
+/**
+ * struct tplan_plan_state - TPLAN_IOC_PLAN_STATE: where this rank's part of
+ * a plan stands.
+ * @size: In: sizeof(struct tplan_plan_state)
+ * @plan_id: In
+ * @state: Out: enum tplan_plan_states
+ * @round: Out: the current round (0 before prepare)
+ *
+ * Errors: ENOTCONN, ENOENT.
+ */
+struct tplan_plan_state {
+	__u32 size;
+	__u32 plan_id;
+	__u32 state;
+	__u32 round;
+};
+#define TPLAN_IOC_PLAN_STATE _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_STATE)
 
 #ifdef __cplusplus
 }

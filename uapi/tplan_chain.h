@@ -28,7 +28,8 @@ extern "C" {
 #define TPLAN_GATE_READY	0	/* u64; the engine polls its low 32 bits */
 #define TPLAN_GATE_ARRIVAL	8	/* u64; each peer's chain adds 1 per round */
 #define TPLAN_GATE_WRITERS	16	/* u64; mark_ready's writer counter */
-/* bytes 24..63 of a row are reserved */
+#define TPLAN_GATE_EXPECTED	24	/* u32; writers per round, set by the kernel */
+/* bytes 28..63 of a row are reserved */
 
 /* Longest chain the kernel accepts, in dwords (1 MiB of packets). */
 #define TPLAN_CHAIN_MAX_DWORDS	(1U << 18)
