@@ -29,12 +29,10 @@ struct tplan_chain_env {
 	u64 dst_start;		/* the whole plan buffer in the peer's heap */
 	u64 dst_bytes;
 	u64 own_heap;		/* base of the sender's heap */
-	u64 peer_heap;		/* base of the peer's heap: a copy's destination
-				 * is src - own_heap + peer_heap */
+	u64 peer_heap;		/* base of the peer's heap; dst = src - own + peer */
 	u64 ready_gate;		/* this chunk's ready gate, sender's heap */
 	u64 arrival_gate;	/* this chunk's arrival gate, peer's heap */
-	u32 max_dwords;		/* longest chain; 0 or over the ABI limit =
-				 * TPLAN_CHAIN_MAX_DWORDS */
+	u32 max_dwords;		/* longest chain; 0: TPLAN_CHAIN_MAX_DWORDS */
 	u32 rank;		/* the sender, reported in *why */
 };
 
@@ -48,8 +46,8 @@ int tplan_chain_validate(const u32 *dw, u32 ndw, u32 chain_index,
 
 /*
  * struct tplan_chain_span - the bytes one copy reads, as offsets from its
- * heap's base (the same offsets it writes in the peer's heap): rows rows
- * of width bytes, pitch bytes apart.  A linear copy is one row.
+ * heap's base (the same offsets it writes in the peer's heap): a number
+ * of rows, each width bytes long, pitch bytes apart.  A linear copy is one row.
  */
 struct tplan_chain_span {
 	u64 start;

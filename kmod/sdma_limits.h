@@ -51,7 +51,7 @@ extern const struct tplan_sdma_limits tplan_sdma_limits_default[TPLAN_SDMA_IP_CO
 int tplan_sdma_limits_init(struct tplan_sdma_limits *l, u32 ip, u32 max_copy_bytes);
 
 /*
- * Whether a queue ring at device address base of bytes bytes meets the
+ * Whether a queue ring at device address base, of the given size, meets the
  * engine's rules: a power of two in [ring_min_bytes, ring_max_bytes], base
  * aligned.  0 or -EINVAL.
  */

@@ -40,65 +40,92 @@ extern "C" {
 #define TPLAN_CHAIN_POLL_RETRY	0xfffU		/* retry forever */
 
 /*
- * Rules.  "value" is what struct tplan_chain_reject.value holds.  Where it
- * says "dword", value = (index of the dword in the packet) << 32 | dword.
+ * Rules, with what struct tplan_chain_reject.value holds for each.  Where
+ * it says "dword", value = (index of the dword in the packet) << 32 | dword.
+ *
+ * Size and grammar
+ *  1 SIZE          chain of 0 dwords, or over the limit           dwords
+ *  2 TRUNCATED     a packet runs past the chain's end             header
+ *  3 OPCODE        a packet other than POLL_REGMEM, COPY_LINEAR,
+ *                  COPY_LINEAR_SUB_WINDOW, ATOMIC (NOP, WRITE,
+ *                  INDIRECT_BUFFER, FENCE, ... or unknown)         header
+ *  4 FIRST         the first packet is not POLL_REGMEM            header
+ *  5 POLL_AGAIN    a POLL_REGMEM after the first packet           header
+ *  6 NO_COPY       ATOMIC right after the POLL_REGMEM             header
+ *  7 NO_ATOMIC     the chain ends before its ATOMIC (packet = one
+ *                  past the last)                                 dwords
+ *  8 TRAILING      dwords after the ATOMIC                        first of them
+ *  9 RESERVED      a reserved bit is set                          dword
+ * POLL_REGMEM
+ * 10 POLL_MODE     register poll, or HDP flush                    header
+ * 11 POLL_FUNC     function is not ">="                           function
+ * 12 POLL_MASK     mask is not 0xffffffff                         mask
+ * 13 POLL_REF      reference is not 0 (the kernel writes the
+ *                  round)                                         reference
+ * 14 POLL_RETRY    retry count is not 0xfff (forever): a poll that
+ *                  gives up would copy unready data; the interval
+ *                  is free                                        retry count
+ * 15 POLL_ADDR     not this chunk's ready gate                    address
+ * Copies (both kinds)
+ * 16 COPY_FLAGS    tmz, encrypt or an endian swap set             dword
+ * 17 COPY_COUNT    COPY_LINEAR over the engine's per-packet
+ *                  maximum                                        bytes
+ * 18 COPY_SRC      source bytes outside the sender's own part of
+ *                  the plan buffer                                source address
+ * 19 COPY_DST      destination is not the source's offset in the
+ *                  peer's heap                                    destination
+ * 20 COPY_DST_RANGE destination bytes outside the plan buffer on
+ *                  the peer                                       destination
+ * COPY_LINEAR_SUB_WINDOW (regions are byte ranges or 2D windows)
+ * 21 SUBWIN_ELEMENT element size code over 4 (16 bytes)          code
+ * 22 SUBWIN_DEPTH  rect_z, z or slice pitch is not 1, 0, 1        that field
+ * 23 SUBWIN_EXTENT x + rect_x over the pitch, or x + rect_x or
+ *                  y + rect_y over 16384 (the coordinate fields)  that sum
+ * 24 SUBWIN_ALIGN  base address or pitch in bytes not a multiple
+ *                  of 4                                           address or pitch
+ * 25 SUBWIN_SHAPE  destination x, y or pitch differs from the
+ *                  source's                                       that field
+ * ATOMIC
+ * 26 ATOMIC_OP     not ADD64 (47)                                 operation
+ * 27 ATOMIC_VALUE  operand is not 1                               operand
+ * 28 ATOMIC_UNUSED loop, tmz, loop interval or compare data set   dword
+ * 29 ATOMIC_ADDR   not this chunk's arrival gate on the peer      address
+ * Group-wide, at plan creation
+ * 30 OVERLAP       two ranks send the same bytes                  lowest shared
+ *                                                                 heap offset
  */
 enum tplan_chain_rule {
 	TPLAN_CHAIN_OK = 0,
-	/* Size and grammar */
-	TPLAN_CHAIN_R_SIZE = 1,		/* 0 dwords, or more than the limit. value: dwords */
-	TPLAN_CHAIN_R_TRUNCATED = 2,	/* packet runs past the chain's end. value: header */
-	TPLAN_CHAIN_R_OPCODE = 3,	/* packet other than POLL_REGMEM, COPY_LINEAR,
-					 * COPY_LINEAR_SUB_WINDOW, ATOMIC. value: header */
-	TPLAN_CHAIN_R_FIRST = 4,	/* first packet is not POLL_REGMEM. value: header */
-	TPLAN_CHAIN_R_POLL_AGAIN = 5,	/* POLL_REGMEM after the first packet. value: header */
-	TPLAN_CHAIN_R_NO_COPY = 6,	/* ATOMIC right after the POLL_REGMEM. value: header */
-	TPLAN_CHAIN_R_NO_ATOMIC = 7,	/* chain ends before its ATOMIC; packet = one past
-					 * the last. value: dwords */
-	TPLAN_CHAIN_R_TRAILING = 8,	/* dwords after the ATOMIC. value: first of them */
-	TPLAN_CHAIN_R_RESERVED = 9,	/* a reserved bit is set. value: dword */
-	/* POLL_REGMEM */
-	TPLAN_CHAIN_R_POLL_MODE = 10,	/* register poll or HDP flush. value: header */
-	TPLAN_CHAIN_R_POLL_FUNC = 11,	/* function is not ">=". value: function */
-	TPLAN_CHAIN_R_POLL_MASK = 12,	/* mask is not 0xffffffff. value: mask */
-	TPLAN_CHAIN_R_POLL_REF = 13,	/* reference is not 0 (the kernel writes the
-					 * round). value: reference */
-	TPLAN_CHAIN_R_POLL_RETRY = 14,	/* retry count is not 0xfff (forever): a poll
-					 * that gives up would copy unready data.
-					 * value: retry count.  The interval is free. */
-	TPLAN_CHAIN_R_POLL_ADDR = 15,	/* not this chunk's ready gate. value: address */
-	/* Copies (both kinds) */
-	TPLAN_CHAIN_R_COPY_FLAGS = 16,	/* tmz, encrypt or an endian swap set. value: dword */
-	TPLAN_CHAIN_R_COPY_COUNT = 17,	/* COPY_LINEAR over the engine's per-packet
-					 * maximum. value: bytes */
-	TPLAN_CHAIN_R_COPY_SRC = 18,	/* source bytes outside the sender's own part of
-					 * the plan buffer. value: source address */
-	TPLAN_CHAIN_R_COPY_DST = 19,	/* destination is not the source's offset in the
-					 * peer's heap. value: destination address */
-	TPLAN_CHAIN_R_COPY_DST_RANGE = 20, /* destination bytes outside the plan buffer
-					 * on the peer. value: destination address */
-	/* COPY_LINEAR_SUB_WINDOW */
-	TPLAN_CHAIN_R_SUBWIN_ELEMENT = 21, /* element size code over 4 (16 bytes).
-					 * value: code */
-	TPLAN_CHAIN_R_SUBWIN_DEPTH = 22, /* not 2D: rect_z, z or slice pitch is not
-					 * 1, 0, 1 (1 = field 0). value: that field */
-	TPLAN_CHAIN_R_SUBWIN_EXTENT = 23, /* x + rect_x over the pitch, or x + rect_x or
-					 * y + rect_y over 16384 (the coordinate
-					 * fields). value: that sum */
-	TPLAN_CHAIN_R_SUBWIN_ALIGN = 24, /* base address or pitch in bytes not a multiple
-					 * of 4. value: address or pitch in bytes */
-	TPLAN_CHAIN_R_SUBWIN_SHAPE = 25, /* destination x, y or pitch differs from the
-					 * source's. value: destination field */
-	/* ATOMIC */
-	TPLAN_CHAIN_R_ATOMIC_OP = 26,	/* not ADD64 (47). value: operation */
-	TPLAN_CHAIN_R_ATOMIC_VALUE = 27, /* operand is not 1. value: operand */
-	TPLAN_CHAIN_R_ATOMIC_UNUSED = 28, /* loop, tmz, loop interval or compare data
-					 * set. value: dword */
-	TPLAN_CHAIN_R_ATOMIC_ADDR = 29,	/* not this chunk's arrival gate on the peer.
-					 * value: address */
-	/* Group-wide, at plan creation */
-	TPLAN_CHAIN_R_OVERLAP = 30,	/* two ranks send the same bytes. value: the
-					 * first such byte, as an offset in the heap */
+	TPLAN_CHAIN_R_SIZE = 1,
+	TPLAN_CHAIN_R_TRUNCATED = 2,
+	TPLAN_CHAIN_R_OPCODE = 3,
+	TPLAN_CHAIN_R_FIRST = 4,
+	TPLAN_CHAIN_R_POLL_AGAIN = 5,
+	TPLAN_CHAIN_R_NO_COPY = 6,
+	TPLAN_CHAIN_R_NO_ATOMIC = 7,
+	TPLAN_CHAIN_R_TRAILING = 8,
+	TPLAN_CHAIN_R_RESERVED = 9,
+	TPLAN_CHAIN_R_POLL_MODE = 10,
+	TPLAN_CHAIN_R_POLL_FUNC = 11,
+	TPLAN_CHAIN_R_POLL_MASK = 12,
+	TPLAN_CHAIN_R_POLL_REF = 13,
+	TPLAN_CHAIN_R_POLL_RETRY = 14,
+	TPLAN_CHAIN_R_POLL_ADDR = 15,
+	TPLAN_CHAIN_R_COPY_FLAGS = 16,
+	TPLAN_CHAIN_R_COPY_COUNT = 17,
+	TPLAN_CHAIN_R_COPY_SRC = 18,
+	TPLAN_CHAIN_R_COPY_DST = 19,
+	TPLAN_CHAIN_R_COPY_DST_RANGE = 20,
+	TPLAN_CHAIN_R_SUBWIN_ELEMENT = 21,
+	TPLAN_CHAIN_R_SUBWIN_DEPTH = 22,
+	TPLAN_CHAIN_R_SUBWIN_EXTENT = 23,
+	TPLAN_CHAIN_R_SUBWIN_ALIGN = 24,
+	TPLAN_CHAIN_R_SUBWIN_SHAPE = 25,
+	TPLAN_CHAIN_R_ATOMIC_OP = 26,
+	TPLAN_CHAIN_R_ATOMIC_VALUE = 27,
+	TPLAN_CHAIN_R_ATOMIC_UNUSED = 28,
+	TPLAN_CHAIN_R_ATOMIC_ADDR = 29,
+	TPLAN_CHAIN_R_OVERLAP = 30,
 	TPLAN_CHAIN_R_COUNT = 31
 };
 

@@ -247,8 +247,7 @@ struct tplan_sdma_window {
 	__u32 y;		/* 0..16383 */
 	__u32 z;		/* 0..2047 */
 	__u32 pitch;		/* elements per row: 1..2^19 (stored minus 1) */
-	__u32 slice_pitch;	/* elements per slice: 1..2^28 (stored minus 1);
-				 * 1 when the copy is one slice deep */
+	__u32 slice_pitch;	/* elements per slice: 1..2^28 (stored minus 1); 1 if flat */
 };
 
 struct tplan_sdma_copy_sub_window {
@@ -264,9 +263,7 @@ struct tplan_sdma_copy_sub_window {
 };
 
 struct tplan_sdma_poll_regmem {
-	__u64 addr;		/* memory poll: dword-aligned address;
-				 * register poll: dw1 | dw2 << 32 as the engine
-				 * reads them (register offsets << 2) */
+	__u64 addr;		/* memory: dword-aligned; register: dw1 | dw2 << 32 */
 	__u32 ref;		/* compared with (value & mask) */
 	__u32 mask;
 	__u32 func;		/* TPLAN_SDMA_FUNC_*: 0..6 */

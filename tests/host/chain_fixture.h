@@ -153,7 +153,7 @@ static inline u32 *fx_atomic(struct fx_chain *c, const struct tplan_chain_env *e
 }
 
 /*
- * A chunk of bytes bytes at offset off of the sender's part, split into
+ * A chunk of the given size at offset off of the sender's part, split into
  * copies of at most the engine's maximum, as the schedule builders do.
  */
 static inline void fx_linear_chain(struct fx_chain *c, const struct tplan_chain_env *env,

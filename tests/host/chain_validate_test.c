@@ -726,8 +726,7 @@ TEST(overlap_different_pitches)
 	struct tplan_chain_span s[2];
 	struct tplan_chain_reject why;
 
-	/* rows at 0, 1000, 2000 (width 10); rows at 505, 1505, ... (pitch 1000)
-	 * vs rows of pitch 700 from 15: 15, 715, 1415, 2115: clear */
+	/* rows at 0, 1000, 2000 (width 10) and, pitch 700, 15, 715, 1415, 2115 */
 	s[0] = span(0, 0, 1, 0, 10, 1000, 3);
 	s[1] = span(1, 0, 1, 15, 10, 700, 4);
 	ASSERT_EQ(0, check(s, 2, &why));

@@ -198,8 +198,10 @@ TEST(atomic_golden)
 	const __u32 want[8] = { 0x5e00000a, 0x00001048, 0x00007f00,
 				0x00000001, 0x00000000, 0x00000000, 0x00000000,
 				0x00000000 };
-	/* facts:184 loop bit 16, tmz bit 18; facts:188 loop_interval [12:0];
-	 * facts:192 ROCr's decrement: src_data = all ones. */
+	/*
+	 * facts:184 loop bit 16, tmz bit 18; facts:188 loop_interval [12:0];
+	 * facts:192 ROCr's decrement: src_data = all ones.
+	 */
 	const __u32 want2[8] = { 0x5e05000a, 0x00001048, 0x00007f00,
 				 0xffffffff, 0xffffffff, 0x89abcdef, 0x01234567,
 				 0x00001fff };
