@@ -26,7 +26,8 @@
  * the encoder accepts.
  *
  * tplan_sdma_decode() decodes any packet this codec knows into a tagged
- * union; tplan_sdma_kind() names every SDMA 4.x packet, including the
+ * union and tplan_sdma_encode() encodes one; tplan_sdma_kind() names every
+ * SDMA 4.x packet, including the
  * ones tplan never emits, so a chain holding them is refused by name.
  */
 #ifndef _UAPI_TPLAN_SDMA_H
@@ -999,6 +1000,33 @@ static __inline__ int tplan_sdma_decode(const __u32 *dw, __u32 avail,
 	p->kind = (__u32)kind;
 	p->dwords = (__u32)n;
 	return n;
+}
+
+/*
+ * Encodes p->u as a packet of kind p->kind (p->dwords is ignored).
+ * Returns the length written or an encoder error; -EINVAL for a kind
+ * without an encoder.
+ */
+static __inline__ int tplan_sdma_encode(__u32 *dw, __u32 room,
+					const struct tplan_sdma_packet *p)
+{
+	switch (p->kind) {
+	case TPLAN_SDMA_KIND_NOP:
+		return tplan_sdma_encode_nop(dw, room, &p->u.nop);
+	case TPLAN_SDMA_KIND_COPY_LINEAR:
+		return tplan_sdma_encode_copy_linear(dw, room, &p->u.copy_linear);
+	case TPLAN_SDMA_KIND_COPY_LINEAR_SUB_WINDOW:
+		return tplan_sdma_encode_copy_sub_window(dw, room, &p->u.sub_window);
+	case TPLAN_SDMA_KIND_POLL_REGMEM:
+		return tplan_sdma_encode_poll_regmem(dw, room, &p->u.poll);
+	case TPLAN_SDMA_KIND_ATOMIC:
+		return tplan_sdma_encode_atomic(dw, room, &p->u.atomic);
+	case TPLAN_SDMA_KIND_FENCE:
+		return tplan_sdma_encode_fence(dw, room, &p->u.fence);
+	case TPLAN_SDMA_KIND_TRAP:
+		return tplan_sdma_encode_trap(dw, room, &p->u.trap);
+	}
+	return -EINVAL;
 }
 
 #ifdef __cplusplus

@@ -450,6 +450,16 @@ TEST(decode_any)
 	dw[0] = 0x000000ff;
 	ASSERT_EQ(-EBADMSG, tplan_sdma_decode(dw, 16, &p));
 	ASSERT_EQ(-ENODATA, tplan_sdma_decode(dw, 0, &p));
+	/* and back: the generic encoder writes what the decoder read */
+	p.kind = TPLAN_SDMA_KIND_COPY_LINEAR;
+	p.u.copy_linear = c;
+	memset(dw, 0, sizeof(dw));
+	ASSERT_EQ(7, tplan_sdma_encode(dw, 16, &p));
+	EXPECT_EQ(0x00000001u, dw[0]);
+	EXPECT_EQ(2u, dw[1]);
+	EXPECT_EQ(2u, dw[5]);
+	p.kind = TPLAN_SDMA_KIND_INDIRECT_BUFFER;
+	EXPECT_EQ(-EINVAL, tplan_sdma_encode(dw, 16, &p));
 }
 
 /* ---- encoders refuse what does not fit -------------------------------- */
