@@ -47,6 +47,10 @@ static int heap_map(struct tplan_ctx *ctx, uint32_t r)
 				       strerror(errno));
 	ctx->heaps[r].ptr = p;
 	ctx->heaps[r].devaddr = hi.heap_base;
+	/* The same on every rank. */
+	if (r == ctx->rank)
+		ctx->gate_area = hi.gate_area_offset < hi.heap_size ? hi.gate_area_offset :
+								       hi.heap_size;
 	return 0;
 }
 

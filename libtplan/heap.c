@@ -44,14 +44,19 @@ int tplan_heap_alloc(struct tplan_ctx *ctx, size_t bytes, size_t align, uint64_t
 				       bytes, align);
 	start = (ctx->heap_next + align - 1) & ~((uint64_t)align - 1);
 	/* Both tests, as start itself may have wrapped or passed the end. */
-	if (start < ctx->heap_next || start > ctx->heap_size || bytes > ctx->heap_size - start)
+	if (start < ctx->heap_next || start > ctx->gate_area || bytes > ctx->gate_area - start)
 		return tplan_set_error(ctx, -ENOMEM,
-				       "tplan_heap_alloc: %zu bytes (align %zu) at %llu: heap of %llu is full",
+				       "tplan_heap_alloc: %zu bytes (align %zu) at %llu: full below the gate area at %llu",
 				       bytes, align, (unsigned long long)ctx->heap_next,
-				       (unsigned long long)ctx->heap_size);
+				       (unsigned long long)ctx->gate_area);
 	ctx->heap_next = start + bytes;
 	*offset = start;
 	return 0;
+}
+
+uint64_t tplan_heap_gate_area(const struct tplan_ctx *ctx)
+{
+	return ctx->joined ? ctx->gate_area : 0;
 }
 
 void tplan_heap_reset(struct tplan_ctx *ctx)

@@ -117,15 +117,19 @@ size_t tplan_heap_size(const struct tplan_ctx *ctx);
  * The symmetric allocator: a bump allocator that hands out heap offsets
  * from 0 upward, so the same sequence of calls on every rank yields the
  * same offsets, valid in every rank's heap.  align is a power of two
- * (0: 64 bytes, a cache line).  Plans' gate tables will be placed by the
- * kernel at the top of the heap; allocating from the bottom leaves that
- * room.  Nothing is ever freed singly: tplan_heap_reset() starts over
- * (collectively, as every rank must agree on the offsets).
+ * (0: 64 bytes, a cache line).  The top of the heap, from
+ * tplan_heap_gate_area() up, is the kernel's (plans' gate tables); the
+ * allocator stays below it.  Nothing is ever freed singly:
+ * tplan_heap_reset() starts over (collectively, as every rank must agree
+ * on the offsets).
  * Errors: -ENOTCONN (not joined), -EINVAL (bytes 0, align not a power
- * of two), -ENOMEM (the heap is full; nothing is allocated).
+ * of two), -ENOMEM (no room below the gate area; nothing is allocated).
  */
 int tplan_heap_alloc(struct tplan_ctx *ctx, size_t bytes, size_t align, uint64_t *offset);
 void tplan_heap_reset(struct tplan_ctx *ctx);
+
+/* Heap offset where the kernel's gate area starts (0 before a join). */
+uint64_t tplan_heap_gate_area(const struct tplan_ctx *ctx);
 
 /* ---- Queues: host put and quiet (queue.c) ------------------------------ */
 

@@ -25,6 +25,7 @@ struct tplan_ctx {
 	uint64_t heap_size;
 	struct tplan_heap_map *heaps;	/* world_size entries */
 	uint64_t heap_next;		/* the symmetric allocator's bump pointer */
+	uint64_t gate_area;		/* the allocator's ceiling: the kernel's above */
 };
 
 /* Record a readable detail for tplan_ctx_error(); returns err. */

@@ -130,6 +130,9 @@ TEST_F(heap, heap_info_matches_join)
 	ASSERT_EQ(j.heap_base, hi.heap_base);
 	ASSERT_EQ(HEAP_SIZE, hi.heap_size);
 	ASSERT_EQ(0, hi.mmap_offset % (uint64_t)sysconf(_SC_PAGESIZE));
+	/* The kernel's gate area is a tail of the heap, leaving most of it. */
+	ASSERT_GE(hi.heap_size, hi.gate_area_offset);
+	ASSERT_LT(0, hi.gate_area_offset);
 }
 
 TEST_F(heap, heap_info_rank_out_of_range_is_einval)
@@ -265,7 +268,7 @@ static int alloc_rank(struct tplan_rank_env *env)
 {
 	static const size_t sizes[] = { 1, 64, 100, 4096, 3, 8192, 65536, 7 };
 	static const size_t aligns[] = { 0, 8, 1, 4096, 16, 0, 64, 2 };
-	uint64_t offs[8], all[2][8], prev_end = 0, off;
+	uint64_t offs[8], all[2][8], prev_end = 0, off, top;
 	struct tplan_ctx *ctx;
 	unsigned int i;
 
@@ -284,17 +287,20 @@ static int alloc_rank(struct tplan_rank_env *env)
 	RANK_OK(tplan_all_gather(ctx, offs, sizeof(offs), all, TPLAN_TEST_TIMEOUT_MS));
 	RANK_EQ(0, memcmp(all[0], all[1], sizeof(offs)));
 
-	/* Full: ENOMEM, and nothing was taken. */
-	RANK_ERR(-ENOMEM, tplan_heap_alloc(ctx, HEAP_SIZE, 1, &off));
-	RANK_OK(tplan_heap_alloc(ctx, HEAP_SIZE - prev_end, 1, &off));
+	/* Up to the kernel's gate area, not into it. */
+	top = tplan_heap_gate_area(ctx);
+	RANK_ASSERT(top > prev_end && top <= HEAP_SIZE);
+	RANK_ERR(-ENOMEM, tplan_heap_alloc(ctx, top - prev_end + 1, 1, &off));
+	RANK_OK(tplan_heap_alloc(ctx, top - prev_end, 1, &off));
 	RANK_EQ(prev_end, off);
+	/* Full: ENOMEM, and nothing was taken. */
 	RANK_ERR(-ENOMEM, tplan_heap_alloc(ctx, 1, 1, &off));
 	RANK_ERR(-EINVAL, tplan_heap_alloc(ctx, 0, 1, &off));
 	RANK_ERR(-EINVAL, tplan_heap_alloc(ctx, 1, 3, &off));
 	RANK_ERR(-ENOMEM, tplan_heap_alloc(ctx, SIZE_MAX, 1, &off));
 
 	tplan_heap_reset(ctx);
-	RANK_OK(tplan_heap_alloc(ctx, HEAP_SIZE, 4096, &off));
+	RANK_OK(tplan_heap_alloc(ctx, top, 4096, &off));
 	RANK_EQ(0, off);
 	tplan_heap_reset(ctx);
 	RANK_OK(tplan_heap_alloc(ctx, 1, 0, &off));

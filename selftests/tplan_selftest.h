@@ -610,4 +610,73 @@ static inline int tplan_test_wait_blocked(pid_t pid, unsigned int timeout_ms)
 	return -ETIMEDOUT;
 }
 
+/*
+ * A group whose rank 0 is the test process itself (so the test body uses
+ * ASSERTs directly) and whose other ranks are children that join, then
+ * wait in a barrier until the test's teardown, or until rank 0 is gone.
+ */
+struct tplan_test_group {
+	struct tplan_ctx *ctx;		/* rank 0 */
+	unsigned int world;
+	pid_t child[TPLAN_RANKS_MAX];
+	uint64_t key;
+};
+
+/* 0 or -errno; on failure tplan_test_group_teardown() still cleans up. */
+static inline int tplan_test_group_setup(struct tplan_test_group *g, unsigned int world,
+					 uint64_t heap_size, uint32_t sdma_ip)
+{
+	struct tplan_join_params jp = {
+		.world_size = world, .heap_size = heap_size, .sdma_ip = sdma_ip,
+		.timeout_ms = TPLAN_TEST_TIMEOUT_MS,
+	};
+	unsigned int r;
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	if (world < 2 || world > TPLAN_RANKS_MAX)
+		return -EINVAL;
+	g->world = world;
+	g->key = jp.key = tplan_test_key();
+	fflush(stdout);
+	fflush(stderr);
+	for (r = 1; r < world; r++) {
+		g->child[r] = fork();
+		if (g->child[r] < 0)
+			return -errno;
+		if (g->child[r] == 0) {
+			struct tplan_ctx *ctx;
+
+			jp.rank = r;
+			if (tplan_ctx_open(&ctx, NULL) || tplan_ctx_join(ctx, &jp))
+				_exit(1);
+			tplan_barrier(ctx, 600000);
+			tplan_ctx_close(ctx);
+			_exit(0);
+		}
+	}
+	ret = tplan_ctx_open(&g->ctx, NULL);
+	if (ret)
+		return ret;
+	return tplan_ctx_join(g->ctx, &jp);
+}
+
+static inline void tplan_test_group_teardown(struct tplan_test_group *g)
+{
+	unsigned int r;
+
+	if (g->ctx) {
+		tplan_barrier(g->ctx, 5000);
+		tplan_ctx_close(g->ctx);
+		g->ctx = NULL;
+	}
+	for (r = 1; r < g->world; r++) {
+		if (g->child[r] <= 0)
+			continue;
+		/* Rank 0 left: the children's barrier fails at once. */
+		waitpid(g->child[r], NULL, 0);
+		g->child[r] = 0;
+	}
+}
+
 #endif /* TPLAN_SELFTEST_H */
