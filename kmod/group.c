@@ -35,6 +35,7 @@ static void tplan_group_release(struct kref *kref)
 	mutex_unlock(&tplan_groups_lock);
 
 	debugfs_remove_recursive(g->debugfs);
+	tplan_plans_destroy(g);
 	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++)
 		vfree(g->heaps[r].vaddr);
 	kvfree(g->coll.buf[0]);
@@ -82,6 +83,7 @@ static struct tplan_group *tplan_group_alloc(const struct tplan_group_join *cmd)
 
 	kref_init(&g->kref);
 	INIT_LIST_HEAD(&g->node);
+	INIT_LIST_HEAD(&g->plans);
 	mutex_init(&g->lock);
 	init_waitqueue_head(&g->wq);
 	init_waitqueue_head(&g->arrival_wq);
@@ -392,6 +394,7 @@ int tplan_heap_info(struct tplan_ucmd *ucmd)
 	cmd->heap_base = g->heaps[cmd->rank].dev_base;
 	cmd->heap_size = g->heaps[cmd->rank].size;
 	cmd->mmap_offset = (u64)cmd->rank << TPLAN_MMAP_HEAP_SHIFT;
+	cmd->gate_area_offset = tplan_gate_area_offset(g->heap_size);
 	return 0;
 }
 

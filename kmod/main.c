@@ -101,36 +101,38 @@ union tplan_ucmd_buffer {
 	struct tplan_queue_info queue_info;
 	struct tplan_queue_inject queue_inject;
 	struct tplan_chain_submit chain_submit;
+	struct tplan_plan_create plan_create;
+	struct tplan_plan_prepare plan_prepare;
+	struct tplan_plan_start plan_start;
+	struct tplan_plan_wait plan_wait;
+	struct tplan_plan_next_round plan_next_round;
+	struct tplan_plan_close plan_close;
+	struct tplan_plan_state plan_state;
 };
 
 struct tplan_ioctl_op {
 	unsigned int size;	/* sizeof() of the kernel's struct */
 	unsigned int min_size;	/* end of the first published member set */
 	unsigned int ioctl_num;
-	bool respond_on_einval;	/* the struct carries why it was refused */
+	bool answer_on_error;	/* copy the struct back on failure too */
 	int (*execute)(struct tplan_ucmd *ucmd);
 };
 
-#define IOCTL_OP_EINVAL_REASON(_ioctl, _fn, _struct, _last)		\
+#define __IOCTL_OP(_ioctl, _fn, _struct, _last, _answer)		\
 	[_IOC_NR(_ioctl) - TPLAN_CMD_BASE] = {				\
 		.size = sizeof(_struct) +				\
 			BUILD_BUG_ON_ZERO(sizeof(union tplan_ucmd_buffer) < \
 					  sizeof(_struct)),		\
 		.min_size = offsetofend(_struct, _last),		\
 		.ioctl_num = _ioctl,					\
-		.respond_on_einval = true,				\
+		.answer_on_error = _answer,				\
 		.execute = _fn,						\
 	}
-
 #define IOCTL_OP(_ioctl, _fn, _struct, _last)				\
-	[_IOC_NR(_ioctl) - TPLAN_CMD_BASE] = {				\
-		.size = sizeof(_struct) +				\
-			BUILD_BUG_ON_ZERO(sizeof(union tplan_ucmd_buffer) < \
-					  sizeof(_struct)),		\
-		.min_size = offsetofend(_struct, _last),		\
-		.ioctl_num = _ioctl,					\
-		.execute = _fn,						\
-	}
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, false)
+/* For structs that say why a call failed (a reject, a shortfall report). */
+#define IOCTL_OP_ANSWER_ON_ERROR(_ioctl, _fn, _struct, _last)		\
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, true)
 
 static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP(TPLAN_IOC_INFO, tplan_info, struct tplan_info, max_copy_bytes_sdma442),
@@ -144,8 +146,19 @@ static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP(TPLAN_IOC_QUIET, tplan_quiet, struct tplan_quiet, flags),
 	IOCTL_OP(TPLAN_IOC_QUEUE_INFO, tplan_queue_info, struct tplan_queue_info, fault_reason),
 	IOCTL_OP(TPLAN_IOC_QUEUE_INJECT, tplan_queue_inject, struct tplan_queue_inject, dwords),
-	IOCTL_OP_EINVAL_REASON(TPLAN_IOC_CHAIN_SUBMIT, tplan_chain_submit,
-			       struct tplan_chain_submit, reject),
+	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_CHAIN_SUBMIT, tplan_chain_submit,
+				 struct tplan_chain_submit, reject),
+	IOCTL_OP(TPLAN_IOC_PLAN_CREATE, tplan_plan_create, struct tplan_plan_create, gate_offset),
+	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_PLAN_PREPARE, tplan_plan_prepare,
+				 struct tplan_plan_prepare, reject),
+	IOCTL_OP(TPLAN_IOC_PLAN_START, tplan_plan_start, struct tplan_plan_start, gate_offset),
+	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_PLAN_WAIT, tplan_plan_wait, struct tplan_plan_wait,
+				 __reserved),
+	IOCTL_OP(TPLAN_IOC_PLAN_NEXT_ROUND, tplan_plan_next_round, struct tplan_plan_next_round,
+		 round),
+	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_PLAN_CLOSE, tplan_plan_close, struct tplan_plan_close,
+				 state),
+	IOCTL_OP(TPLAN_IOC_PLAN_STATE, tplan_plan_state, struct tplan_plan_state, round),
 };
 
 static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -180,7 +193,7 @@ static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long 
 	mutex_lock(&tf->lock);
 	ret = op->execute(&ucmd);
 	mutex_unlock(&tf->lock);
-	if (ret && !(ret == -EINVAL && op->respond_on_einval))
+	if (ret && !op->answer_on_error)
 		return ret;
 
 	/* Answer with as much of the struct as the caller knows about. */

@@ -85,6 +85,8 @@ struct tplan_group {
 	struct tplan_heap heaps[TPLAN_MAX_WORLD_SIZE];
 	struct tplan_coll coll;
 	struct tplan_queue *queues[TPLAN_MAX_WORLD_SIZE][TPLAN_MAX_WORLD_SIZE];
+	struct list_head plans;		/* under lock */
+	u32 next_plan_id;
 	struct dentry *debugfs;
 };
 
@@ -98,6 +100,7 @@ struct tplan_file {
 	u32 rank;
 	u64 coll_seq;			/* this rank's next collective */
 	bool coll_arrived;		/* contributed to coll_seq, not returned */
+	u64 prep_seq;			/* rounds this rank prepared, all plans */
 };
 
 /*
@@ -140,6 +143,17 @@ int tplan_put(struct tplan_ucmd *ucmd);
 int tplan_quiet(struct tplan_ucmd *ucmd);
 int tplan_queue_info(struct tplan_ucmd *ucmd);
 int tplan_queue_inject(struct tplan_ucmd *ucmd);
+
+/* plan.c */
+int tplan_plan_create(struct tplan_ucmd *ucmd);
+int tplan_plan_prepare(struct tplan_ucmd *ucmd);
+int tplan_plan_start(struct tplan_ucmd *ucmd);
+int tplan_plan_wait(struct tplan_ucmd *ucmd);
+int tplan_plan_next_round(struct tplan_ucmd *ucmd);
+int tplan_plan_close(struct tplan_ucmd *ucmd);
+int tplan_plan_state(struct tplan_ucmd *ucmd);
+void tplan_plans_destroy(struct tplan_group *g);
+u64 tplan_gate_area_offset(u64 heap_size);
 
 /* chain_submit.c */
 int tplan_chain_submit(struct tplan_ucmd *ucmd);
