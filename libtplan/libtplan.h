@@ -159,6 +159,142 @@ int tplan_quiet(struct tplan_ctx *ctx, unsigned int peer, uint32_t timeout_ms);
 /* The (this rank -> peer) queue's pointers, budget and state. */
 int tplan_queue_info(struct tplan_ctx *ctx, unsigned int peer, struct tplan_queue_info *info);
 
+/* ---- Schedules (schedule.c) -------------------------------------------- */
+
+/*
+ * A region is one copy: a byte range (rows == 1) or a 2D sub-window, rows
+ * rows of width bytes, pitch bytes apart.  offset is a heap offset; the
+ * region is written at the same offset in every peer's heap.
+ */
+struct tplan_region {
+	uint64_t offset;
+	uint64_t width;		/* bytes per row, >= 1 */
+	uint64_t pitch;		/* bytes from row to row (>= width); ignored for 1 row */
+	uint32_t rows;		/* >= 1 */
+	uint32_t __pad;
+};
+
+/*
+ * A 2D tensor in the heap (rows x cols elements of elem_size bytes, rows
+ * pitch bytes apart), what schedule builders describe.
+ */
+struct tplan_tensor {
+	uint64_t offset;	/* heap offset of element (0, 0) */
+	uint32_t rows;
+	uint32_t cols;
+	uint32_t elem_size;	/* bytes: 1, 2, 4, 8 or 16 */
+	uint32_t __pad;
+	uint64_t pitch;		/* bytes from row to row; 0: cols * elem_size */
+};
+
+/*
+ * A schedule: the chunks one rank writes, in the order its producer
+ * completes them.  A chunk is an ordered group of regions sent together,
+ * completed each round by `writers` mark_ready calls.
+ */
+struct tplan_schedule;
+
+/* An empty schedule (what a rank that sends nothing passes). */
+int tplan_schedule_new(struct tplan_schedule **out);
+void tplan_schedule_free(struct tplan_schedule *schedule);
+
+/* Append a chunk; returns its index, or -EINVAL / -ENOMEM. */
+int tplan_schedule_add_chunk(struct tplan_schedule *schedule, const struct tplan_region *regions,
+			     uint32_t nregions, uint32_t writers);
+
+uint32_t tplan_schedule_nchunks(const struct tplan_schedule *schedule);
+
+/* Chunk `chunk`'s regions (NULL if out of range), their number and writers. */
+const struct tplan_region *tplan_schedule_chunk(const struct tplan_schedule *schedule,
+						uint32_t chunk, uint32_t *nregions,
+						uint32_t *writers);
+
+/* One chunk: the whole tensor, marked `writers` times per round. */
+int tplan_schedule_whole(const struct tplan_tensor *mine, uint32_t writers,
+			 struct tplan_schedule **out);
+
+/*
+ * Row blocks of rows_per_chunk rows completed in order, each marked
+ * `writers` times; a block's bytes are split into regions of at most
+ * max_copy_bytes (the engine's per-packet maximum, tplan_info) each.
+ */
+int tplan_schedule_chunks(const struct tplan_tensor *mine, uint32_t rows_per_chunk,
+			  uint32_t writers, uint64_t max_copy_bytes, struct tplan_schedule **out);
+
+/*
+ * The producer's step-to-tile mapping: program p of a persistent kernel
+ * takes steps p, p + programs, ...; order(step) is the row-major index of
+ * the tile it writes at that step.  Pass the kernel's own function.
+ */
+typedef uint32_t (*tplan_tile_order_fn)(uint32_t step, void *arg);
+
+/*
+ * Consecutive tiles of a tiled producer: mine is tiled by tile_rows x
+ * tile_cols (edge tiles clipped); chunk j holds the tiles of steps
+ * j * tiles_per_chunk .. (j + 1) * tiles_per_chunk - 1, one 2D region per
+ * tile, and is marked once per tile.  order NULL: row-major.  base, if not
+ * NULL, is the tensor mine is a view of (the regions' pitch is base's).
+ */
+int tplan_schedule_tile_chunks(const struct tplan_tensor *mine, uint32_t tile_rows,
+			       uint32_t tile_cols, uint32_t tiles_per_chunk,
+			       tplan_tile_order_fn order, void *order_arg,
+			       const struct tplan_tensor *base, struct tplan_schedule **out);
+
+/* ---- Plans (plan.c) ------------------------------------------------------ */
+
+struct tplan_plan;
+struct tplan_handle;	/* device/tplan_device.h */
+
+/*
+ * Create a plan (collective): the buffer [buf_offset, + buf_bytes) at the
+ * same offset on every rank, this rank's own part [own_offset,
+ * + own_bytes) that its schedule sends from, and the schedule.  Builds one
+ * chain per (chunk, peer) (POLL, copies split at the engine's per-packet
+ * maximum, ATOMIC), and prepares round 1 on every rank or on none.
+ * Errors: the kernel's (uapi/tplan.h PLAN_CREATE, PLAN_PREPARE): -EINVAL
+ * with tplan_ctx_error() naming the chunk, region and rule (possibly
+ * another rank's), -ENOSPC (a queue's prepared-copy budget), -ENOMEM,
+ * -ECONNRESET, -ETIMEDOUT.  On failure nothing is left behind.
+ */
+int tplan_plan_create(struct tplan_ctx *ctx, uint64_t buf_offset, uint64_t buf_bytes,
+		      uint64_t own_offset, uint64_t own_bytes,
+		      const struct tplan_schedule *schedule, struct tplan_plan **out);
+
+/* Start the prepared round: the handle a producer marks chunks through. */
+int tplan_plan_start(struct tplan_plan *plan, struct tplan_handle *handle);
+
+/*
+ * Wait for the round (every chunk delivered everywhere).  -ETIMEDOUT and
+ * -EOVERFLOW (a chunk marked more than writers times) name the chunks in
+ * tplan_ctx_error() and in tplan_plan_shortfall().
+ */
+int tplan_plan_wait(struct tplan_plan *plan, uint32_t timeout_ms);
+
+/* The last wait's shortfall report (count 0 after a successful wait). */
+const struct tplan_plan_shortfall *tplan_plan_shortfall(const struct tplan_plan *plan,
+							uint32_t *count);
+
+/* Collective: done reading this round; queue the next one everywhere. */
+int tplan_plan_next_round(struct tplan_plan *plan);
+
+/* TPLAN_PLAN_* state and current round of this rank's part. */
+int tplan_plan_state(const struct tplan_plan *plan, uint32_t *state, uint32_t *round);
+
+/*
+ * Close (collective) and free the plan; queued copies drain as they stand.
+ * *state (may be NULL) gets TPLAN_PLAN_CLOSED, or TPLAN_PLAN_CLOSING when
+ * the copies wait behind an earlier plan's: closing that one finishes it.
+ */
+int tplan_plan_close(struct tplan_plan *plan, uint32_t *state);
+
+/*
+ * The in-place all-gather: out holds world_size * R rows, rank r's rows
+ * are [r * R, (r + 1) * R).  schedule (NULL: whole, one chunk) must stay
+ * inside this rank's rows; -EINVAL otherwise, naming the region.
+ */
+int tplan_prepare_all_gather(struct tplan_ctx *ctx, const struct tplan_tensor *out,
+			     const struct tplan_schedule *schedule, struct tplan_plan **plan);
+
 #ifdef __cplusplus
 }
 #endif
