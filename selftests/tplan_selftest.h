@@ -245,7 +245,7 @@ tplan_rank_fail(int line, const char *fmt, ...)
 	} while (0)
 
 /*
- * Wait until *word == value (another process sets it), up to timeout_ms.
+ * Wait until *word >= value (another process raises it), up to timeout_ms.
  * Returns 0 or -ETIMEDOUT.
  */
 static inline int tplan_shared_wait(volatile uint64_t *word, uint64_t value,
@@ -253,7 +253,7 @@ static inline int tplan_shared_wait(volatile uint64_t *word, uint64_t value,
 {
 	uint64_t end = tplan_now_ms() + timeout_ms;
 
-	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < value) {
 		if (tplan_now_ms() > end)
 			return -ETIMEDOUT;
 		tplan_sleep_ms(1);
