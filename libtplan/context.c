@@ -14,6 +14,7 @@
 
 #include "libtplan.h"
 #include "libtplan_priv.h"
+#include "tplan_sdma.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -111,4 +112,13 @@ int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info)
 const char *tplan_ctx_error(const struct tplan_ctx *ctx)
 {
 	return ctx->error;
+}
+
+uint32_t tplan_ctx_max_copy_bytes(const struct tplan_ctx *ctx)
+{
+	uint32_t max = ctx->sdma_ip == TPLAN_SDMA_442 ? ctx->info.max_copy_bytes_sdma442 :
+							ctx->info.max_copy_bytes_sdma440;
+
+	/* a module that predates the field: the count field's own limit */
+	return max ? max : TPLAN_SDMA_COPY_MAX_BYTES;
 }

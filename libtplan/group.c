@@ -83,6 +83,7 @@ int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params
 	ctx->rank = join.rank;
 	ctx->world_size = join.world_size;
 	ctx->heap_size = join.heap_size;
+	ctx->sdma_ip = join.sdma_ip;
 	for (r = 0; r < join.world_size; r++) {
 		ret = heap_map(ctx, r);
 		if (ret)

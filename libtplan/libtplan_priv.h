@@ -15,7 +15,7 @@ struct tplan_heap_map {
 struct tplan_ctx {
 	int fd;
 	struct tplan_info info;
-	char error[256];
+	char error[512];
 
 	/* Set by tplan_ctx_join() once every heap is mapped. */
 	int joined;
@@ -26,6 +26,7 @@ struct tplan_ctx {
 	struct tplan_heap_map *heaps;	/* world_size entries */
 	uint64_t heap_next;		/* the symmetric allocator's bump pointer */
 	uint64_t gate_area;		/* the allocator's ceiling: the kernel's above */
+	uint32_t sdma_ip;		/* TPLAN_SDMA_440 / _442: whose copy limits apply */
 };
 
 /* Record a readable detail for tplan_ctx_error(); returns err. */
@@ -34,6 +35,20 @@ int tplan_set_error(struct tplan_ctx *ctx, int err, const char *fmt, ...)
 
 /* ioctl() that returns -errno and records which call failed. */
 int tplan_ioctl(struct tplan_ctx *ctx, unsigned long request, void *arg, const char *what);
+
+/* The largest COPY_LINEAR of the engine this context joined with. */
+uint32_t tplan_ctx_max_copy_bytes(const struct tplan_ctx *ctx);
+
+/*
+ * tplan_plan_create(), for a caller that has already found this rank's
+ * part unusable: with refuse (a -errno, its detail recorded) the rank
+ * still takes part in the collective steps and makes them fail on every
+ * rank, so that no peer waits for it; returns refuse then.
+ */
+int tplan_plan_create_or_refuse(struct tplan_ctx *ctx, uint64_t buf_offset, uint64_t buf_bytes,
+				uint64_t own_offset, uint64_t own_bytes,
+				const struct tplan_schedule *schedule, int refuse,
+				struct tplan_plan **out);
 
 /* Unmap every heap this context mapped (tplan_ctx_close, join unwind). */
 void tplan_heaps_unmap(struct tplan_ctx *ctx);
