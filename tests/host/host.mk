@@ -15,10 +15,13 @@ HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod
 	kmod/ring.h)
 
 # Each test and the plain-C files it links (the same sources tplan.ko builds).
-HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test
+HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test device_view_test
 HOST_SRCS_sdma_codec_test :=
 HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c
 HOST_SRCS_ring_test := kmod/ring.c
+HOST_SRCS_device_view_test :=
+HOST_FLAGS_device_view_test := -Idevice -pthread
+HOST_DEPS_device_view_test := $(BUILD)/host/device_header.stamp
 
 HOST_TEST_BINS += $(addprefix $(BUILD)/host/,$(HOST_TEST_NAMES))
 
@@ -31,11 +34,22 @@ host-check: $(HOST_TEST_BINS)
 
 define HOST_TEST_RULE
 $(BUILD)/host/$(1): tests/host/$(1).c $(HOST_SRCS_$(1)) $(HOST_PLAIN_HDRS) \
-		$(wildcard tests/host/*.h) $(KSFT_INC)/kselftest_harness.h
+		$(wildcard tests/host/*.h) $(KSFT_INC)/kselftest_harness.h $(HOST_DEPS_$(1))
 	@mkdir -p $$(@D)
-	$$(HOST_CC) $$(HOST_CFLAGS) $$(HOST_CPPFLAGS) -o $$@ $$< $(HOST_SRCS_$(1))
+	$$(HOST_CC) $$(HOST_CFLAGS) $$(HOST_CPPFLAGS) $(HOST_FLAGS_$(1)) -o $$@ $$< $(HOST_SRCS_$(1))
 endef
 $(foreach t,$(HOST_TEST_NAMES),$(eval $(call HOST_TEST_RULE,$(t))))
+
+# The device header's host build must stand alone as C11 (with POSIX
+# barriers) and as C++.
+HOST_CXX ?= c++
+$(BUILD)/host/device_header.stamp: device/tplan_device.h uapi/tplan_chain.h
+	@mkdir -p $(@D)
+	echo '#include "tplan_device.h"' | $(HOST_CC) -x c -std=c11 -D_POSIX_C_SOURCE=200112L \
+		-pedantic -Wall -Wextra -Werror -Iuapi -Idevice -fsyntax-only -
+	echo '#include "tplan_device.h"' | $(HOST_CXX) -x c++ -std=c++11 -pedantic \
+		-Wall -Wextra -Werror -Iuapi -Idevice -fsyntax-only -
+	@touch $@
 
 # The kselftest harness comes from Debian's linux-source package and is
 # extracted into the build tree, never committed.  The top Makefile has this
