@@ -328,14 +328,17 @@ int tplan_plan_create_or_refuse(struct tplan_ctx *ctx, uint64_t buf_offset, uint
 		prep.dwords = (uintptr_t)dw;
 		prep.writers = (uintptr_t)writers;
 	}
+	memcpy(saved, ctx->error, sizeof(saved));
 	ret = tplan_ioctl(ctx, TPLAN_IOC_PLAN_PREPARE, &prep, "plan prepare");
 	free(chains);
 	free(dw);
 	free(writers);
-	if (refuse)
+	if (refuse) {
 		ret = refuse;
-	else if (ret)
+		memcpy(ctx->error, saved, sizeof(saved));
+	} else if (ret) {
 		prepare_error(p, schedule, ret, &prep.reject);
+	}
 	if (ret) {
 		/* nothing left behind: the failed plan is closed on every rank */
 		memcpy(saved, ctx->error, sizeof(saved));
@@ -398,10 +401,10 @@ static int wait_error(struct tplan_plan *p, int err, uint32_t round)
 	char text[sizeof(p->ctx->error)];
 	size_t at = 0;
 
-	at += (size_t)snprintf(text, sizeof(text), "plan wait: round %u: %s: %u chunk%s %s",
-			       round, strerror(-err), p->report_count,
-			       p->report_count == 1 ? "" : "s",
-			       err == -EOVERFLOW ? "over or short" : "short");
+	at += (size_t)snprintf(text, sizeof(text), "plan wait: round %u: %s (%u count%s off)",
+			       round, err == -EOVERFLOW ?
+			       "a chunk was marked ready more than writers times" : "timed out",
+			       p->report_count, p->report_count == 1 ? "" : "s");
 	for (i = 0; i < n && i < REPORT_TEXT_MAX && at < sizeof(text); i++) {
 		const struct tplan_plan_shortfall *s = &p->report[i];
 		uint32_t owner, chunk;
