@@ -101,7 +101,7 @@ lib: $(LIB_SO) $(LIB_A) $(BUILD)/lib/tplan.pc
 SELFTEST_SRCS := $(wildcard selftests/*_test.c)
 SELFTEST_BINS := $(SELFTEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 SELFTEST_SCRIPTS := $(wildcard selftests/*.sh)
-$(BUILD)/selftests/%: selftests/%.c selftests/tplan_selftest.h $(LIB_A) $(KSFT_INC)/kselftest_harness.h $(LIB_HDRS)
+$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(LIB_A) $(KSFT_INC)/kselftest_harness.h $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) \
 		-static -pthread $< -o $@ $(LIB_A)
