@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# Host unit tests of the plain-C parts (codec, limits, validator).
+# Host unit tests of the plain-C parts (codec, limits, validator, ring,
+# schedules, chain building).
 # Included by the top Makefile; paths are from the repository root.
 # Standalone: make -f tests/host/host.mk host-check
 
@@ -8,17 +9,21 @@ KSFT_INC ?= $(BUILD)/ksft
 HOST_CC ?= cc
 HOST_CFLAGS ?= -std=gnu11 -O2 -g -Wall -Wextra -Werror
 # -isystem: the 6.1 harness itself trips -Wextra (unused parameters).
-HOST_CPPFLAGS := -Iuapi -Ikmod -isystem $(KSFT_INC)
+HOST_CPPFLAGS := -Iuapi -Ikmod -Ilibtplan -isystem $(KSFT_INC)
 LINUX_SOURCE_TAR ?= /usr/src/linux-source-6.1.tar.xz
 
 HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod/chain_validate.h \
-	kmod/ring.h)
+	kmod/ring.h libtplan/libtplan.h libtplan/chain_build.h)
 
 # Each test and the plain-C files it links (the same sources tplan.ko builds).
-HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test device_view_test
+HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test schedule_test chain_build_test device_view_test
 HOST_SRCS_sdma_codec_test :=
 HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c
 HOST_SRCS_ring_test := kmod/ring.c
+HOST_SRCS_schedule_test := libtplan/schedule.c
+# Chains from the library's builders, checked by the kernel's own validator.
+HOST_SRCS_chain_build_test := libtplan/schedule.c libtplan/chain_build.c \
+	kmod/chain_validate.c kmod/sdma_limits.c
 HOST_SRCS_device_view_test :=
 HOST_FLAGS_device_view_test := -Idevice -pthread
 HOST_DEPS_device_view_test := $(BUILD)/host/device_header.stamp
