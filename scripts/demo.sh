@@ -1,8 +1,11 @@
 #!/bin/bash
 # make demo: the main job.  Boots a Debian kernel in QEMU with tplan.ko on
-# the software engine and runs the demo program there, printing its output.
+# the software engine and runs there, printing their output: tplan_info
+# (what the module can do), then all_gather (a triggered all-gather fed by
+# a tiled CPU producer, verified every round; examples/all_gather.c).
 #
 # Environment: TPLAN_DEMO_KVER (default: the newest Debian 6.12 kernel),
+# TPLAN_DEMO_ARGS (all_gather's options, e.g. "-r 500 -n 8"),
 # VM_MEM / VM_CPUS, TPLAN_MODPARAMS, BUILD.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,8 +20,17 @@ kver=${TPLAN_DEMO_KVER:-$(scripts/install-deps.sh --print | awk '{print $NF}')}
 make -s -j"$(nproc)" lib examples
 build_module "$kver" "$BUILD/kmod/$kver"
 
-cp "$BUILD/examples/tplan_info" "$BUILD/demo/programs/"
-echo "bin tplan_info" > "$BUILD/demo/programs/plan"
+cp "$BUILD/examples/tplan_info" "$BUILD/examples/all_gather" "$BUILD/demo/programs/"
+{
+	echo "bin tplan_info"
+	if [ -n "${TPLAN_DEMO_ARGS:-}" ]; then
+		# The VM's init runs programs without arguments; a script passes them.
+		printf './all_gather %s\n' "$TPLAN_DEMO_ARGS" > "$BUILD/demo/programs/all_gather.sh"
+		echo "sh all_gather.sh"
+	else
+		echo "bin all_gather"
+	fi
+} > "$BUILD/demo/programs/plan"
 echo "# demo on $kver (software engine)"
 : > "$RESULTS"
 VM_SHOW_OUTPUT=1 scripts/vm/run.sh "$kver" "$BUILD/kmod/$kver" "$BUILD/demo/programs" "$RESULTS"

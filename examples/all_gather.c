@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * all_gather: the in-place all-gather as a triggered plan, with a tiled
+ * producer on CPU threads standing in for a persistent GPU kernel.
+ *
+ *   all_gather [-n ranks] [-r rounds] [-m rows] [-k cols] [-p programs]
+ *              [-b tile_rows] [-B tile_cols] [-g group_m]
+ *
+ * Each rank is a process.  out holds ranks x rows x cols 32-bit values in
+ * the symmetric heap; rank r writes rows [r * rows, (r + 1) * rows), tile
+ * by tile: program p of the producer takes steps p, p + programs, ... and
+ * marks chunk step / programs ready after each tile, so with
+ * tiles_per_chunk = programs the chunks complete in order.  The schedule is
+ * built from the producer's own step-to-tile function (tile_of), so the
+ * two cannot disagree on which tiles a chunk holds.  Every round, every
+ * rank checks every rank's rows; any mismatch makes the exit status 1.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libtplan.h"
+#include "tplan_device.h"
+
+#define WAIT_TIMEOUT_MS 30000
+
+struct config {
+	unsigned int ranks, rounds, rows, cols, programs, tile_rows, tile_cols, group_m;
+};
+
+/* The producer's tiling of this rank's rows. */
+struct tiling {
+	uint32_t tiles_m, tiles_n, group_m;
+};
+
+/*
+ * Step to tile, grouped as GEMM kernels order their tiles: group_m tile
+ * rows at a time, column by column within the group.  Plain integer
+ * arithmetic: the same function runs in the producer and in the schedule
+ * builder.
+ */
+static uint32_t tile_of(uint32_t step, void *arg)
+{
+	const struct tiling *t = arg;
+	uint32_t per_group = t->group_m * t->tiles_n;
+	uint32_t first_m = step / per_group * t->group_m;
+	uint32_t group_rows = t->tiles_m - first_m < t->group_m ? t->tiles_m - first_m : t->group_m;
+	uint32_t in_group = step % per_group;
+
+	return (first_m + in_group % group_rows) * t->tiles_n + in_group / group_rows;
+}
+
+/* What rank `rank` writes at (row, col) of its rows in round `round`. */
+static uint32_t value_at(uint32_t rank, uint32_t round, uint32_t row, uint32_t col)
+{
+	uint32_t x = rank * 0x9e3779b1U ^ round * 0x85ebca77U ^ row * 0xc2b2ae3dU ^ col * 0x27d4eb2fU;
+
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	return x ^ (x >> 16);
+}
+
+struct rank_state {
+	const struct config *cfg;
+	struct tplan_ctx *ctx;
+	unsigned int rank;
+	uint32_t *out;		/* this process's mapping of out in its own heap */
+	struct tiling tiling;
+	uint32_t ntiles;
+};
+
+struct program {
+	pthread_t thread;
+	const struct rank_state *rs;
+	const struct tplan_handle *handle;
+	uint32_t id;
+	int err;
+};
+
+/* One "program" of the persistent producer kernel. */
+static void *program_main(void *arg)
+{
+	struct program *prog = arg;
+	const struct rank_state *rs = prog->rs;
+	const struct config *cfg = rs->cfg;
+	struct tplan_cta cta = { NULL, NULL, 0 };	/* a CTA of one thread */
+	uint32_t step, r, c;
+	struct tplan_view v;
+
+	tplan_view_init(&v, prog->handle);
+	for (step = prog->id; step < rs->ntiles; step += cfg->programs) {
+		uint32_t tile = tile_of(step, (void *)&rs->tiling);
+		uint32_t r0 = tile / rs->tiling.tiles_n * cfg->tile_rows;
+		uint32_t c0 = tile % rs->tiling.tiles_n * cfg->tile_cols;
+		uint32_t r1 = r0 + cfg->tile_rows < cfg->rows ? r0 + cfg->tile_rows : cfg->rows;
+		uint32_t c1 = c0 + cfg->tile_cols < cfg->cols ? c0 + cfg->tile_cols : cfg->cols;
+
+		for (r = r0; r < r1; r++) {
+			uint32_t *row = rs->out + ((uint64_t)rs->rank * cfg->rows + r) * cfg->cols;
+
+			for (c = c0; c < c1; c++)
+				row[c] = value_at(rs->rank, v.round, r, c);
+		}
+		prog->err = tplan_mark_ready(&v, &cta, step / cfg->programs);
+		if (prog->err)
+			break;
+	}
+	return NULL;
+}
+
+/* Every rank's rows hold that rank's values of this round; mismatches. */
+static uint64_t verify(const struct rank_state *rs, uint32_t round)
+{
+	const struct config *cfg = rs->cfg;
+	uint64_t bad = 0;
+	uint32_t src, r, c;
+
+	for (src = 0; src < cfg->ranks; src++)
+		for (r = 0; r < cfg->rows; r++) {
+			const uint32_t *row = rs->out + ((uint64_t)src * cfg->rows + r) * cfg->cols;
+
+			for (c = 0; c < cfg->cols; c++) {
+				uint32_t want = value_at(src, round, r, c);
+
+				if (row[c] == want)
+					continue;
+				if (!bad)
+					fprintf(stderr,
+						"rank %u round %u: rank %u's row %u col %u is %#x, want %#x\n",
+						rs->rank, round, src, r, c, row[c], want);
+				bad++;
+			}
+		}
+	return bad;
+}
+
+/* The device view agrees with the plan's wait: every chunk has arrived. */
+static uint64_t not_arrived(const struct tplan_handle *h)
+{
+	struct tplan_cta cta = { NULL, NULL, 0 };
+	struct tplan_view v;
+	uint64_t missing = 0;
+	uint32_t src, c;
+
+	tplan_view_init(&v, h);
+	for (src = 0; src < h->world_size; src++)
+		for (c = 0; c < h->chunk_base[src + 1] - h->chunk_base[src]; c++)
+			missing += tplan_arrived(&v, &cta, src, c) != 1;
+	return missing;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* What each rank reports to rank 0 after every round. */
+struct round_report {
+	uint64_t mismatches;
+	uint64_t not_arrived;
+	double seconds;
+};
+
+#define FAIL(rs, what, ret)                                                                    \
+	do {                                                                                   \
+		fprintf(stderr, "rank %u: %s: %s (%s)\n", (rs)->rank, what, strerror(-(ret)),  \
+			tplan_ctx_error((rs)->ctx));                                           \
+		goto out;                                                                      \
+	} while (0)
+
+static int run_rank(const struct config *cfg, uint64_t key, unsigned int rank)
+{
+	const uint64_t out_bytes = (uint64_t)cfg->ranks * cfg->rows * cfg->cols * sizeof(uint32_t);
+	const uint64_t received = out_bytes / cfg->ranks * (cfg->ranks - 1);
+	struct tplan_join_params join = {
+		.key = key,
+		.world_size = cfg->ranks,
+		.rank = rank,
+		/* out, and room for the kernel's gate area (1/16 of the heap) */
+		.heap_size = (out_bytes + out_bytes / 8 + 65536 + 4095) & ~4095ULL,
+		.timeout_ms = 20000,
+	};
+	struct rank_state rs = { .cfg = cfg, .rank = rank };
+	struct round_report mine, *all = NULL;
+	struct tplan_schedule *schedule = NULL;
+	struct program *progs = NULL;
+	struct tplan_plan *plan = NULL;
+	struct tplan_tensor out, part;
+	struct tplan_handle handle;
+	double *times = NULL, total = 0;
+	uint64_t off, failures = 0;
+	uint32_t round, p;
+	int ret, status = 1;
+
+	ret = tplan_ctx_open(&rs.ctx, NULL);
+	if (ret) {
+		fprintf(stderr, "rank %u: cannot open %s: %s\n", rank, TPLAN_DEVICE_PATH,
+			strerror(-ret));
+		return 1;
+	}
+	ret = tplan_ctx_join(rs.ctx, &join);
+	if (ret)
+		FAIL(&rs, "join", ret);
+	ret = tplan_heap_alloc(rs.ctx, out_bytes, 0, &off);
+	if (ret)
+		FAIL(&rs, "heap alloc", ret);
+	rs.out = (uint32_t *)((char *)tplan_heap_ptr(rs.ctx, rank) + off);
+
+	out = (struct tplan_tensor) {
+		.offset = off, .rows = cfg->ranks * cfg->rows, .cols = cfg->cols,
+		.elem_size = sizeof(uint32_t),
+	};
+	part = out;
+	part.offset = off + (uint64_t)rank * cfg->rows * cfg->cols * sizeof(uint32_t);
+	part.rows = cfg->rows;
+	rs.tiling = (struct tiling) {
+		.tiles_m = (cfg->rows + cfg->tile_rows - 1) / cfg->tile_rows,
+		.tiles_n = (cfg->cols + cfg->tile_cols - 1) / cfg->tile_cols,
+		.group_m = cfg->group_m,
+	};
+	rs.ntiles = rs.tiling.tiles_m * rs.tiling.tiles_n;
+	ret = tplan_schedule_tile_chunks(&part, cfg->tile_rows, cfg->tile_cols, cfg->programs,
+					 tile_of, &rs.tiling, &out, &schedule);
+	if (ret)
+		FAIL(&rs, "tile_chunks schedule", ret);
+	ret = tplan_prepare_all_gather(rs.ctx, &out, schedule, &plan);
+	if (ret)
+		FAIL(&rs, "prepare_all_gather", ret);
+
+	progs = calloc(cfg->programs, sizeof(*progs));
+	times = calloc(cfg->rounds, sizeof(*times));
+	all = calloc(cfg->ranks, sizeof(*all));
+	if (!progs || !times || !all) {
+		fprintf(stderr, "rank %u: out of memory\n", rank);
+		goto out;
+	}
+	if (rank == 0) {
+		printf("all_gather: %u ranks, each %u x %u u32 (%.1f KiB) in %u x %u tiles, %u programs: %u chunks of %u tiles per rank\n",
+		       cfg->ranks, cfg->rows, cfg->cols, out_bytes / cfg->ranks / 1024.0,
+		       cfg->tile_rows, cfg->tile_cols, cfg->programs, tplan_schedule_nchunks(schedule),
+		       cfg->programs);
+		fflush(stdout);
+	}
+
+	for (round = 1; round <= cfg->rounds; round++) {
+		uint64_t bad_ranks = 0, arrived_bad = 0;
+		double t0 = now_s();
+
+		ret = tplan_plan_start(plan, &handle);
+		if (ret)
+			FAIL(&rs, "plan start", ret);
+		/* "Launch the kernel": its programs run while the host waits. */
+		for (p = 0; p < cfg->programs; p++) {
+			progs[p] = (struct program) { .rs = &rs, .handle = &handle, .id = p };
+			ret = -pthread_create(&progs[p].thread, NULL, program_main, &progs[p]);
+			if (ret)
+				FAIL(&rs, "pthread_create", ret);
+		}
+		ret = tplan_plan_wait(plan, WAIT_TIMEOUT_MS);
+		times[round - 1] = now_s() - t0;
+		for (p = 0; p < cfg->programs; p++) {
+			pthread_join(progs[p].thread, NULL);
+			if (progs[p].err)
+				FAIL(&rs, "mark_ready", progs[p].err);
+		}
+		if (ret)
+			FAIL(&rs, "plan wait", ret);
+
+		mine = (struct round_report) {
+			.mismatches = verify(&rs, handle.round),
+			.not_arrived = not_arrived(&handle),
+			.seconds = times[round - 1],
+		};
+		ret = tplan_all_gather(rs.ctx, &mine, sizeof(mine), all, 0);
+		if (ret)
+			FAIL(&rs, "all_gather of the reports", ret);
+		for (p = 0; p < cfg->ranks; p++) {
+			bad_ranks += all[p].mismatches != 0;
+			arrived_bad += all[p].not_arrived;
+		}
+		failures += bad_ranks + arrived_bad;
+		total += times[round - 1];
+		if (rank == 0) {
+			printf("round %3u: %8.3f ms, %7.1f MiB/s received per rank, %s\n", handle.round,
+			       times[round - 1] * 1e3, received / times[round - 1] / (1 << 20),
+			       bad_ranks || arrived_bad ? "VERIFICATION FAILED" : "verified on every rank");
+			fflush(stdout);
+		}
+		/* Done reading this round (contract 6). */
+		if (round < cfg->rounds) {
+			ret = tplan_plan_next_round(plan);
+			if (ret)
+				FAIL(&rs, "next round", ret);
+		}
+	}
+
+	ret = tplan_plan_close(plan, NULL);
+	plan = NULL;
+	if (ret)
+		FAIL(&rs, "plan close", ret);
+	if (rank == 0) {
+		qsort(times, cfg->rounds, sizeof(*times), cmp_double);
+		printf("all_gather: %s: %u ranks, %u rounds, %.1f KiB received per rank per round; median %.3f ms (%.1f MiB/s), best %.3f ms (%.1f MiB/s), mean %.1f MiB/s\n",
+		       failures ? "FAILED" : "ok", cfg->ranks, cfg->rounds, received / 1024.0,
+		       times[cfg->rounds / 2] * 1e3, received / times[cfg->rounds / 2] / (1 << 20),
+		       times[0] * 1e3, received / times[0] / (1 << 20),
+		       received * (double)cfg->rounds / total / (1 << 20));
+		fflush(stdout);
+	}
+	status = failures ? 1 : 0;
+out:
+	if (plan)
+		tplan_plan_close(plan, NULL);
+	tplan_schedule_free(schedule);
+	free(progs);
+	free(times);
+	free(all);
+	tplan_ctx_close(rs.ctx);
+	return status;
+}
+
+static unsigned int parse_uint(const char *s, unsigned int lo, unsigned int hi, char opt)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "all_gather: -%c wants %u..%u, not \"%s\"\n", opt, lo, hi, s);
+		exit(2);
+	}
+	return (unsigned int)v;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: all_gather [-n ranks] [-r rounds] [-m rows] [-k cols] [-p programs]\n"
+		"                  [-b tile_rows] [-B tile_cols] [-g group_m]\n"
+		"defaults: 4 ranks, 50 rounds, 256 x 256 per rank, 4 programs, 32 x 64 tiles, group_m 2\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg = {
+		.ranks = 4, .rounds = 50, .rows = 256, .cols = 256, .programs = 4,
+		.tile_rows = 32, .tile_cols = 64, .group_m = 2,
+	};
+	unsigned int r, failed = 0;
+	pid_t pids[TPLAN_HANDLE_MAX_RANKS];
+	uint64_t key;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:r:m:k:p:b:B:g:h")) != -1) {
+		switch (opt) {
+		case 'n': cfg.ranks = parse_uint(optarg, 1, TPLAN_HANDLE_MAX_RANKS, opt); break;
+		case 'r': cfg.rounds = parse_uint(optarg, 1, UINT32_MAX - 1, opt); break;
+		case 'm': cfg.rows = parse_uint(optarg, 1, 1U << 16, opt); break;
+		case 'k': cfg.cols = parse_uint(optarg, 1, 1U << 14, opt); break;
+		case 'p': cfg.programs = parse_uint(optarg, 1, 1024, opt); break;
+		case 'b': cfg.tile_rows = parse_uint(optarg, 1, 1U << 14, opt); break;
+		case 'B': cfg.tile_cols = parse_uint(optarg, 1, 1U << 14, opt); break;
+		case 'g': cfg.group_m = parse_uint(optarg, 1, 1U << 14, opt); break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+
+	key = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	fflush(stdout);
+	for (r = 0; r < cfg.ranks; r++) {
+		pids[r] = fork();
+		if (pids[r] < 0) {
+			perror("all_gather: fork");
+			cfg.ranks = r;	/* reap the ones started; they fail to join */
+			failed++;
+			break;
+		}
+		if (pids[r] == 0)
+			_exit(run_rank(&cfg, key, r));
+	}
+	for (r = 0; r < cfg.ranks; r++) {
+		int st = 0;
+
+		if (waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "all_gather: rank %u failed (%s %d)\n", r,
+				WIFSIGNALED(st) ? "signal" : "exit status",
+				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			failed++;
+		}
+	}
+	return failed ? 1 : 0;
+}
