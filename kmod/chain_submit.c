@@ -36,9 +36,9 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 	g = q->group;
 	heap = g->heap_size;
 
-	descs = kvmalloc_array(cmd->nchains, sizeof(*descs), GFP_KERNEL);
-	images = kvmalloc_array(cmd->nchains, sizeof(*images), GFP_KERNEL);
-	dw = kvmalloc_array(cmd->ndw, sizeof(*dw), GFP_KERNEL);
+	descs = kvmalloc_array(cmd->nchains, sizeof(*descs), TPLAN_GFP_USER_SIZED);
+	images = kvmalloc_array(cmd->nchains, sizeof(*images), TPLAN_GFP_USER_SIZED);
+	dw = kvmalloc_array(cmd->ndw, sizeof(*dw), TPLAN_GFP_USER_SIZED);
 	if (!descs || !images || !dw) {
 		ret = -ENOMEM;
 		goto out_free;

@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 #include <linux/debugfs.h>
@@ -158,7 +159,13 @@ int tplan_group_join(struct tplan_ucmd *ucmd)
 	if (tf->group)
 		return -EALREADY;
 
-	/* The heap first: allocating it may take long and must not hold locks. */
+	/*
+	 * The heap first: allocating it may take long and must not hold locks.
+	 * A heap larger than the memory there is fails here, quietly, rather
+	 * than in vmalloc with a warning.
+	 */
+	if (cmd->heap_size >> PAGE_SHIFT > si_mem_available())
+		return -ENOMEM;
 	heap = vmalloc_user(cmd->heap_size);
 	if (!heap)
 		return -ENOMEM;

@@ -95,7 +95,7 @@ static int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 
 	if (why)
 		mine.reject = *why;
-	all = kvmalloc_array(g->world_size, sizeof(*all), GFP_KERNEL);
+	all = kvmalloc_array(g->world_size, sizeof(*all), TPLAN_GFP_USER_SIZED);
 	if (!all)
 		return -ENOMEM;
 	ret = tplan_group_exchange(tf, op, &mine, sizeof(mine), all, timeout);
@@ -303,7 +303,7 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 		.own_off = cmd->own_offset, .own_bytes = cmd->own_bytes,
 		.nchunks = cmd->nchunks,
 	};
-	all = kvmalloc_array(g->world_size, sizeof(*all), GFP_KERNEL);
+	all = kvmalloc_array(g->world_size, sizeof(*all), TPLAN_GFP_USER_SIZED);
 	if (!all)
 		return -ENOMEM;
 	seq = tf->coll_seq;
@@ -403,12 +403,12 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 	if (cmd->ndw > TPLAN_CHAIN_MAX_DWORDS * 16ULL || (cmd->nchains && !cmd->ndw))
 		return -EINVAL;
 
-	chains = kvmalloc_array(max(cmd->nchains, 1U), sizeof(*chains), GFP_KERNEL);
+	chains = kvmalloc_array(max(cmd->nchains, 1U), sizeof(*chains), TPLAN_GFP_USER_SIZED);
 	next_chunk = kcalloc(world, sizeof(*next_chunk), GFP_KERNEL);
 	slot = kcalloc(world + 1, sizeof(*slot), GFP_KERNEL);
-	part->writers = kvmalloc_array(max(part->nchunks, 1U), sizeof(u32), GFP_KERNEL);
-	part->dw = kvmalloc_array(max(cmd->ndw, 1U), sizeof(u32), GFP_KERNEL);
-	part->images = kvmalloc_array(max(cmd->nchains, 1U), sizeof(*part->images), GFP_KERNEL);
+	part->writers = kvmalloc_array(max(part->nchunks, 1U), sizeof(u32), TPLAN_GFP_USER_SIZED);
+	part->dw = kvmalloc_array(max(cmd->ndw, 1U), sizeof(u32), TPLAN_GFP_USER_SIZED);
+	part->images = kvmalloc_array(max(cmd->nchains, 1U), sizeof(*part->images), TPLAN_GFP_USER_SIZED);
 	if (!chains || !next_chunk || !slot || !part->writers || !part->dw || !part->images) {
 		ret = -ENOMEM;
 		goto out;
@@ -479,7 +479,7 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 	n = 0;
 	for (i = 0, at = 0; i < cmd->nchains; at += chains[i].ndw, i++)
 		n += tplan_chain_spans(part->dw + at, chains[i].ndw, own_heap, me, i, NULL, 0);
-	part->spans = kvmalloc_array(max(n, 1), sizeof(*part->spans), GFP_KERNEL);
+	part->spans = kvmalloc_array(max(n, 1), sizeof(*part->spans), TPLAN_GFP_USER_SIZED);
 	if (!part->spans) {
 		ret = -ENOMEM;
 		goto out;
@@ -508,8 +508,8 @@ static int tplan_prepare_overlap(struct tplan_group *g, struct tplan_plan *p,
 		n += p->part[r].nspans;
 	if (!n)
 		return 0;
-	spans = kvmalloc_array(n, sizeof(*spans), GFP_KERNEL);
-	scratch = kvmalloc_array(n, sizeof(*scratch), GFP_KERNEL);
+	spans = kvmalloc_array(n, sizeof(*spans), TPLAN_GFP_USER_SIZED);
+	scratch = kvmalloc_array(n, sizeof(*scratch), TPLAN_GFP_USER_SIZED);
 	if (!spans || !scratch) {
 		ret = -ENOMEM;
 		goto out;
@@ -862,7 +862,7 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 	cmd->round = part->round;
 
 	items = kvmalloc_array((size_t)part->nchunks * g->world_size + p->total_chunks + 1,
-			       sizeof(*items), GFP_KERNEL);
+			       sizeof(*items), TPLAN_GFP_USER_SIZED);
 	if (!items)
 		return -ENOMEM;
 	n = tplan_wait_items(g, p, tf->rank, items);
@@ -884,7 +884,7 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 
 	cap = min_t(u32, cmd->report_cap, TPLAN_WAIT_REPORT_MAX);
 	if (cap) {
-		report = kvcalloc(cap, sizeof(*report), GFP_KERNEL);
+		report = kvcalloc(cap, sizeof(*report), TPLAN_GFP_USER_SIZED);
 		if (!report)
 			cap = 0;
 	}

@@ -19,6 +19,7 @@
 #include <linux/wait.h>
 #include <linux/fs.h>
 #include <linux/cred.h>
+#include <linux/gfp.h>
 
 #include "tplan.h"
 #include "sdma_limits.h"
@@ -113,6 +114,12 @@ struct tplan_ucmd {
 	u32 user_size;
 	void *cmd;
 };
+
+/*
+ * Allocations whose size a caller chooses: failing them is the caller's
+ * problem (ENOMEM), not a kernel warning.
+ */
+#define TPLAN_GFP_USER_SIZED (GFP_KERNEL | __GFP_NOWARN)
 
 static inline long tplan_timeout_jiffies(u32 timeout_ms)
 {

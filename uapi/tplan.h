@@ -457,7 +457,7 @@ enum tplan_plan_states {
 
 /* Rounds start at 1 and the engine compares 32 bits: 2^32 - 1 rounds. */
 #define TPLAN_ROUND_MAX 0xffffffffU
-#define TPLAN_PLAN_CHUNKS_MAX (1U << 20)	/* chunks per rank */
+#define TPLAN_PLAN_CHUNKS_MAX (1U << 16)	/* chunks per rank */
 
 /**
  * struct tplan_plan_create - TPLAN_IOC_PLAN_CREATE (collective): a plan
