@@ -228,32 +228,49 @@ TEST_F_TIMEOUT(budget, fill_exactly_then_one_chain_more_is_enospc, 240)
 	free(ndw);
 }
 
-/* One submit over the limit by itself: ENOSPC, and not a chain of it queued. */
-TEST_F_TIMEOUT(budget, oversized_submit_is_enospc_and_queues_nothing, 120)
+/*
+ * A submit that would cross the limit is refused whole: none of its chains
+ * is queued or charged, though some would have fit.
+ */
+TEST_F_TIMEOUT(budget, crossing_submit_is_enospc_and_queues_nothing, 240)
 {
 	struct tplan_ctx *ctx = self->g.ctx;
 	struct tplan_queue_info qi, after;
-	uint32_t nchains, i, *dw, *ndw;
+	uint32_t nfill, nover, i, n, *dw, *ndw;
 
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
-	nchains = qi.prep_limit / (SMALL_DW * 4) + 1;
-	ASSERT_GE(BATCH, nchains) {
-		TH_LOG("a prep_limit of %u needs more chains than one submit takes", qi.prep_limit);
-	}
-	dw = malloc((size_t)nchains * SMALL_DW * 4);
-	ndw = malloc((size_t)nchains * 4);
+	nfill = qi.prep_limit / 2 / (SMALL_DW * 4);
+	dw = malloc((size_t)BATCH * SMALL_DW * 4);
+	ndw = malloc((size_t)BATCH * 4);
 	ASSERT_TRUE(dw && ndw);
-	for (i = 0; i < nchains; i++) {
+	for (i = 0; i < BATCH; i++) {
 		ASSERT_EQ(SMALL_DW, chain_build(ctx, dw + i * SMALL_DW, SMALL_DW, 1, 0));
 		ndw[i] = SMALL_DW;
 	}
-	ASSERT_EQ(-ENOSPC, submit(ctx, dw, ndw, nchains, NULL));
+	/* Half the budget, accepted. */
+	for (i = 0; i < nfill; i += n) {
+		n = nfill - i < BATCH ? nfill - i : BATCH;
+		ASSERT_EQ(0, submit(ctx, dw, ndw, n, NULL));
+	}
+	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
+	ASSERT_EQ(nfill * SMALL_DW * 4, qi.prep_charged);
+
+	/* One chain more than the rest of the budget holds, in one submit. */
+	nover = (qi.prep_limit - qi.prep_charged) / (SMALL_DW * 4) + 1;
+	ASSERT_GE(BATCH, nover) {
+		TH_LOG("a prep_limit of %u needs more chains than one batch", qi.prep_limit);
+	}
+	ASSERT_EQ(-ENOSPC, submit(ctx, dw, ndw, nover, NULL));
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &after));
 	ASSERT_EQ(qi.wptr, after.wptr);
-	ASSERT_EQ(0, after.prep_charged);
-	/* Nothing waits: put and quiet are not refused. */
-	ASSERT_EQ(0, tplan_put(ctx, 1, 0, 8192, 64));
-	ASSERT_EQ(0, tplan_quiet(ctx, 1, TPLAN_TEST_TIMEOUT_MS));
+	ASSERT_EQ(qi.prep_charged, after.prep_charged);
+	/* One chain fewer fits. */
+	ASSERT_EQ(0, submit(ctx, dw, ndw, nover - 1, NULL));
+
+	open_gate(ctx);
+	ASSERT_EQ(0, wait_uncharged(ctx, 200000));
+	ASSERT_EQ(0, tplan_quiet(ctx, 1, 200000));
+	ASSERT_EQ(nfill + nover - 1, arrivals(ctx));
 	free(dw);
 	free(ndw);
 }
