@@ -240,10 +240,10 @@ TEST_F_TIMEOUT(budget, crossing_submit_is_enospc_and_queues_nothing, 240)
 
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
 	nfill = qi.prep_limit / 2 / (SMALL_DW * 4);
-	dw = malloc((size_t)BATCH * SMALL_DW * 4);
-	ndw = malloc((size_t)BATCH * 4);
+	dw = malloc((size_t)TPLAN_CHAIN_SUBMIT_MAX * SMALL_DW * 4);
+	ndw = malloc((size_t)TPLAN_CHAIN_SUBMIT_MAX * 4);
 	ASSERT_TRUE(dw && ndw);
-	for (i = 0; i < BATCH; i++) {
+	for (i = 0; i < TPLAN_CHAIN_SUBMIT_MAX; i++) {
 		ASSERT_EQ(SMALL_DW, chain_build(ctx, dw + i * SMALL_DW, SMALL_DW, 1, 0));
 		ndw[i] = SMALL_DW;
 	}
@@ -257,8 +257,9 @@ TEST_F_TIMEOUT(budget, crossing_submit_is_enospc_and_queues_nothing, 240)
 
 	/* One chain more than the rest of the budget holds, in one submit. */
 	nover = (qi.prep_limit - qi.prep_charged) / (SMALL_DW * 4) + 1;
-	ASSERT_GE(BATCH, nover) {
-		TH_LOG("a prep_limit of %u needs more chains than one batch", qi.prep_limit);
+	ASSERT_GE(TPLAN_CHAIN_SUBMIT_MAX, nover);
+	ASSERT_GE(TPLAN_CHAIN_MAX_DWORDS * 4ULL, (uint64_t)nover * SMALL_DW) {
+		TH_LOG("a prep_limit of %u needs a submit over the size cap", qi.prep_limit);
 	}
 	ASSERT_EQ(-ENOSPC, submit(ctx, dw, ndw, nover, NULL));
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &after));
