@@ -14,3 +14,15 @@ $(BUILD)/bench/chain_validate_bench: bench/chain_validate_bench.c kmod/sdma_limi
 .PHONY: bench-validate
 bench-validate: $(BUILD)/bench/chain_validate_bench
 	$< $(BENCH_SECONDS)
+
+# put_bench runs in the VM (static, like the selftests):
+#   make bench   boots the VM and prints put bandwidth against memcpy, the
+#                latency of one small copy and idle engine CPU time
+$(BUILD)/bench/put_bench: bench/put_bench.c $(LIB_A) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -static -pthread $< -o $@ $(LIB_A)
+
+.PHONY: bench bench-vm-programs
+bench-vm-programs: $(BUILD)/bench/put_bench
+bench:
+	scripts/bench.sh
