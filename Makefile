@@ -7,6 +7,7 @@
 #                        Debian's 6.1 and 6.12 kernels; installs what it needs
 #   make demo            the all-gather demo in the VM on the software engine
 #   make install         library, headers, pkg-config file, docs (DESTDIR, PREFIX)
+#   make dkms-src        module sources into /usr/src/tplan-VERSION for dkms
 #   make sparse / checkpatch / uapi-check
 
 KVER ?= $(shell uname -r)
@@ -16,6 +17,8 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 DOCDIR ?= $(PREFIX)/share/doc/tplan
+MANDIR ?= $(PREFIX)/share/man
+DKMS_SRC ?= /usr/src/tplan-$(VERSION)
 KSRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
 
 VERSION := 0.1.0
@@ -92,9 +95,17 @@ $(LIB_SO): $(LIB_PIC_OBJS) libtplan/libtplan.map
 	ln -sf libtplan.so.$(SOVERSION) $(BUILD)/lib/libtplan.so
 $(LIB_A): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
-$(BUILD)/lib/tplan.pc: libtplan/tplan.pc.in
+# Rewritten whenever PREFIX or LIBDIR change, so "make install PREFIX=..." after
+# a plain "make" installs the right paths; libdir and includedir are written
+# relative to ${prefix} when they lie under it.
+PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+$(BUILD)/lib/tplan.pc: libtplan/tplan.pc.in FORCE
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+	@sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(PC_LIBDIR)|; s|@INCLUDEDIR@|$(PC_INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
+.PHONY: FORCE
 lib: $(LIB_SO) $(LIB_A) $(BUILD)/lib/tplan.pc
 
 # ---- selftests (static: the VM has no libc) ------------------------------
@@ -126,7 +137,8 @@ demo:
 
 # ---- install -------------------------------------------------------------
 install: lib
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/tplan $(DESTDIR)$(DOCDIR)
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/tplan $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtplan.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtplan.so.$(SOVERSION)
 	ln -sf libtplan.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtplan.so
@@ -134,6 +146,17 @@ install: lib
 	install -m 0644 $(BUILD)/lib/tplan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 0644 libtplan/libtplan.h uapi/*.h $(wildcard device/*.h) $(DESTDIR)$(INCLUDEDIR)/tplan/
 	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(wildcard docs/man/*.3) $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 $(wildcard docs/man/*.7) $(DESTDIR)$(MANDIR)/man7/
+
+# The module's sources where DKMS expects them; then dkms add/build/install
+# tplan/$(VERSION) (dkms.conf).
+dkms-src:
+	install -d $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/uapi
+	install -m 0644 Kbuild dkms.conf $(DESTDIR)$(DKMS_SRC)/
+	install -m 0644 $(wildcard kmod/*.c kmod/*.h) $(DESTDIR)$(DKMS_SRC)/kmod/
+	install -m 0644 $(wildcard uapi/*.h) $(DESTDIR)$(DKMS_SRC)/uapi/
+.PHONY: dkms-src
 
 clean:
 	-$(MAKE) -s -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
