@@ -194,11 +194,20 @@ struct tplan_tensor {
  */
 struct tplan_schedule;
 
-/* An empty schedule (what a rank that sends nothing passes). */
+/*
+ * An empty schedule (what a rank that sends nothing passes).  Schedule
+ * calls have no context: they return -EINVAL for a shape with no encoding
+ * and -ENOMEM, and *out is NULL after a failed builder.
+ */
 int tplan_schedule_new(struct tplan_schedule **out);
 void tplan_schedule_free(struct tplan_schedule *schedule);
 
-/* Append a chunk; returns its index, or -EINVAL / -ENOMEM. */
+/*
+ * Append a chunk of nregions >= 1 regions (copied), completed by writers
+ * >= 1 marks per round; returns its index, or -EINVAL (no region, no
+ * writer, an empty region, rows whose pitch is below their width, bytes
+ * past 2^62) / -ENOMEM.  Nothing is added on failure.
+ */
 int tplan_schedule_add_chunk(struct tplan_schedule *schedule, const struct tplan_region *regions,
 			     uint32_t nregions, uint32_t writers);
 
@@ -214,9 +223,11 @@ int tplan_schedule_whole(const struct tplan_tensor *mine, uint32_t writers,
 			 struct tplan_schedule **out);
 
 /*
- * Row blocks of rows_per_chunk rows completed in order, each marked
- * `writers` times; a block's bytes are split into regions of at most
- * max_copy_bytes (the engine's per-packet maximum, tplan_info) each.
+ * Row blocks of rows_per_chunk rows completed in order (the last may be
+ * shorter), each marked `writers` times.  A block of contiguous rows is a
+ * byte range split into regions of at most max_copy_bytes (the engine's
+ * per-packet maximum, tplan_info; 0 or above 1 GiB: 1 GiB, what the count
+ * field holds); a block of strided rows is one 2D region.
  */
 int tplan_schedule_chunks(const struct tplan_tensor *mine, uint32_t rows_per_chunk,
 			  uint32_t writers, uint64_t max_copy_bytes, struct tplan_schedule **out);
@@ -232,8 +243,10 @@ typedef uint32_t (*tplan_tile_order_fn)(uint32_t step, void *arg);
  * Consecutive tiles of a tiled producer: mine is tiled by tile_rows x
  * tile_cols (edge tiles clipped); chunk j holds the tiles of steps
  * j * tiles_per_chunk .. (j + 1) * tiles_per_chunk - 1, one 2D region per
- * tile, and is marked once per tile.  order NULL: row-major.  base, if not
- * NULL, is the tensor mine is a view of (the regions' pitch is base's).
+ * tile in step order, and is marked once per tile.  order NULL: row-major;
+ * otherwise it must visit every tile exactly once (-EINVAL).  base, if not
+ * NULL, is the tensor mine is a view of: same element size, mine inside
+ * it, and the regions' pitch is base's (mine->pitch 0 or equal).
  */
 int tplan_schedule_tile_chunks(const struct tplan_tensor *mine, uint32_t tile_rows,
 			       uint32_t tile_cols, uint32_t tiles_per_chunk,
@@ -248,13 +261,19 @@ struct tplan_handle;	/* device/tplan_device.h */
 /*
  * Create a plan (collective): the buffer [buf_offset, + buf_bytes) at the
  * same offset on every rank, this rank's own part [own_offset,
- * + own_bytes) that its schedule sends from, and the schedule.  Builds one
- * chain per (chunk, peer) (POLL, copies split at the engine's per-packet
- * maximum, ATOMIC), and prepares round 1 on every rank or on none.
+ * + own_bytes) that its schedule sends from, and the schedule (NULL:
+ * empty).  Builds one chain per (chunk, peer), chunk-major: POLL, the
+ * chunk's copies (byte ranges split at the engine's per-packet maximum of
+ * the sdma_ip joined with; 2D regions as sub-window copies where the
+ * engine's rules allow, else a copy per row), ATOMIC.  Then prepares
+ * round 1 on every rank or on none.
  * Errors: the kernel's (uapi/tplan.h PLAN_CREATE, PLAN_PREPARE): -EINVAL
- * with tplan_ctx_error() naming the chunk, region and rule (possibly
- * another rank's), -ENOSPC (a queue's prepared-copy budget), -ENOMEM,
- * -ECONNRESET, -ETIMEDOUT.  On failure nothing is left behind.
+ * with tplan_ctx_error() naming the rank, chunk, peer, region and rule
+ * (for another rank's chain: its chunk, peer and packet), -ENOSPC (a
+ * queue's prepared-copy budget), -E2BIG (a chunk needs more packets than
+ * a chain holds: split it; every rank fails with -EINVAL), -ENOMEM,
+ * -ENOTCONN, -ECONNRESET, -ETIMEDOUT.  On failure nothing is left behind:
+ * a plan created before the failure is closed on every rank.
  */
 int tplan_plan_create(struct tplan_ctx *ctx, uint64_t buf_offset, uint64_t buf_bytes,
 		      uint64_t own_offset, uint64_t own_bytes,
@@ -284,13 +303,17 @@ int tplan_plan_state(const struct tplan_plan *plan, uint32_t *state, uint32_t *r
  * Close (collective) and free the plan; queued copies drain as they stand.
  * *state (may be NULL) gets TPLAN_PLAN_CLOSED, or TPLAN_PLAN_CLOSING when
  * the copies wait behind an earlier plan's: closing that one finishes it.
+ * The plan is freed whatever the result (the kernel tears this rank's part
+ * down even when a peer is gone: -ECONNRESET).  NULL is accepted.
  */
 int tplan_plan_close(struct tplan_plan *plan, uint32_t *state);
 
 /*
  * The in-place all-gather: out holds world_size * R rows, rank r's rows
- * are [r * R, (r + 1) * R).  schedule (NULL: whole, one chunk) must stay
- * inside this rank's rows; -EINVAL otherwise, naming the region.
+ * are [r * R, (r + 1) * R) and are its own part.  schedule (NULL: whole,
+ * one chunk, one writer) must stay inside this rank's rows, padding
+ * between rows excluded; otherwise -EINVAL here naming the chunk and
+ * region, and -EINVAL on every other rank (the plan fails everywhere).
  */
 int tplan_prepare_all_gather(struct tplan_ctx *ctx, const struct tplan_tensor *out,
 			     const struct tplan_schedule *schedule, struct tplan_plan **plan);
