@@ -121,12 +121,9 @@ TPLAN_VIEW_FN void tplan_view_init(struct tplan_view *v, const struct tplan_hand
 	v->rank = h->rank;
 	v->world_size = h->world_size;
 	v->nchunks = h->nchunks;
-	v->first_chunk = 0;
-	for (r = 0; r <= TPLAN_HANDLE_MAX_RANKS; r++) {
+	v->first_chunk = h->chunk_base[h->rank];
+	for (r = 0; r <= TPLAN_HANDLE_MAX_RANKS; r++)
 		v->chunk_base[r] = h->chunk_base[r];
-		if (r == h->rank)
-			v->first_chunk = h->chunk_base[r];
-	}
 }
 
 /*
