@@ -1,0 +1,277 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Compile device/tplan_device.h with hipcc for MI200 (gfx90a) and MI300
+# (gfx940), disassemble the code objects and check the memory ordering of
+# ARCHITECTURE.md §5 in the machine code:
+#
+#   mark_ready  in this order: s_waitcnt vmcnt(0) after the tile's store,
+#               s_barrier, buffer_wbl2 (gfx940: sc0 sc1), s_waitcnt vmcnt(0),
+#               the atomic add on the writer counter (with return; gfx940:
+#               system scope, sc1), then a compare and a branch, and only
+#               after them the write of the ready gate (gfx940: sc0 sc1)
+#   arrived,    every load of the gate is a system-scope acquire: glc (gfx940:
+#   wait        sc0 sc1), s_waitcnt vmcnt(0), then the invalidate
+#               (gfx90a: buffer_wbinvl1_vol; gfx940: buffer_inv sc0 sc1); the
+#               result goes through LDS between two s_barriers; no clock read
+#
+#   tests/device/isa_check.sh [--variant normal|no-barrier|no-release]
+#   tests/device/isa_check.sh --negatives
+#
+# --variant builds tests/device/isa_kernels.hip with the CTA barrier or the
+# release removed: the check must then fail.  --negatives runs both and
+# passes only if both are refused.  Prints TAP; exits 0, 1 on a failure,
+# 4 (skip) without hipcc or llvm-objdump.
+#
+# Environment: HIPCC (default hipcc), LLVM_OBJDUMP (default: the one of
+# hipcc's clang), TPLAN_ISA_TARGETS (default "gfx90a gfx940"), BUILD.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+HIPCC=${HIPCC:-hipcc}
+targets=${TPLAN_ISA_TARGETS:-gfx90a gfx940}
+src=tests/device/isa_kernels.hip
+
+usage() {
+	sed -n 's/^#   //p' "$0" | grep isa_check
+}
+
+variant=normal
+negatives=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--variant) variant=${2:-}; shift 2 || { usage >&2; exit 2; } ;;
+	--variant=*) variant=${1#*=}; shift ;;
+	--negatives) negatives=1; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+
+skip_all() {
+	echo "TAP version 13"
+	echo "1..0 # SKIP $*"
+	exit 4
+}
+
+command -v "$HIPCC" >/dev/null 2>&1 ||
+	skip_all "no $HIPCC (Debian 12: apt-get install hipcc libamdhip64-dev rocm-device-libs)"
+clang_ver=$("$HIPCC" --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -n 1)
+objdump=${LLVM_OBJDUMP:-}
+if [ -z "$objdump" ]; then
+	for c in ${clang_ver:+llvm-objdump-$clang_ver} llvm-objdump; do
+		if command -v "$c" >/dev/null 2>&1; then objdump=$c; break; fi
+	done
+fi
+[ -n "$objdump" ] || skip_all "no llvm-objdump for hipcc's clang ${clang_ver:-?}"
+
+if [ "$negatives" = 1 ]; then
+	echo "TAP version 13"
+	echo "1..2"
+	n=0 rc=0
+	for v in no-barrier no-release; do
+		n=$((n + 1))
+		log="$BUILD/isa/$v.tap"
+		mkdir -p "$BUILD/isa"
+		"$0" --variant "$v" >"$log" 2>&1
+		vrc=$?
+		if [ "$vrc" = 4 ]; then
+			echo "ok $n $v build refused # SKIP $(sed -n 's/^1..0 # SKIP //p' "$log")"
+		elif [ "$vrc" != 0 ] && grep -q '^not ok' "$log"; then
+			echo "ok $n $v build refused"
+			grep '^not ok' "$log" | sed 's/^/#   /'
+		else
+			echo "not ok $n $v build refused (the check passed a broken producer)"
+			rc=1
+		fi
+	done
+	exit $rc
+fi
+
+case $variant in
+normal) defs= ;;
+no-barrier) defs=-DTPLAN_DEVICE_TEST_NO_BARRIER ;;
+no-release) defs=-DTPLAN_DEVICE_TEST_NO_RELEASE ;;
+*) usage >&2; exit 2 ;;
+esac
+
+# The rules, per kernel, over "instruction operands" lines.  A failure
+# prints "FAIL why"; every matched instruction prints "MATCH what: insn".
+read -r -d '' RULES <<'AWK'
+function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
+function has_bits(ins, bits,   n, i, b) {
+	n = split(bits, b, " ")
+	for (i = 1; i <= n; i++)
+		if (ins !~ ("[ ,]" b[i] "( |$)"))
+			return 0
+	return 1
+}
+BEGIN {
+	if (target == "gfx940") {
+		rmw_bits = "sc0 sc1"; load_bits = "sc0 sc1"; store_bits = "sc0 sc1"
+		wbl2 = "^buffer_wbl2 sc0 sc1$"; inv = "^buffer_inv sc0 sc1$"
+	} else {
+		rmw_bits = "glc"; load_bits = "glc"; store_bits = ""
+		wbl2 = "^buffer_wbl2$"; inv = "^buffer_wbinvl1_vol$"
+	}
+	clock = "^s_(memtime|memrealtime|getreg_b32 .*HW_REG_SHADER_CYCLES)"
+	gate_write = "^(flat|global)_(store_dwordx2|atomic_swap_x2) "
+	add = "^(flat|global)_atomic_add_x2 "
+	nsteps = split("store wait barrier wbl2 wbl2_wait add compare branch gate", steps, " ")
+	name["store"] = "the tile's store"; name["wait"] = "s_waitcnt vmcnt(0)"
+	name["barrier"] = "s_barrier"; name["wbl2"] = "buffer_wbl2 (the release's L2 write-back)"
+	name["wbl2_wait"] = "the s_waitcnt vmcnt(0) after buffer_wbl2"
+	name["add"] = "the counter's add"; name["compare"] = "the compare"
+	name["branch"] = "the last writer's branch"; name["gate"] = "the gate write"
+	step = 1
+}
+$0 ~ ("^[0-9a-f]+ <" kernel ">:") { inside = 1; next }
+/^[0-9a-f]+ <.*>:/ { inside = 0 }
+!inside { next }
+{
+	ins = trim($0)
+	if (ins == "")
+		next
+	nins++
+	insn[nins] = ins
+}
+END {
+	if (!nins) { print "FAIL kernel " kernel " not found"; exit }
+	if (kernel == "isa_mark_ready") mark_ready(); else consumer()
+}
+function is(what, ins) {
+	if (what == "store") return ins ~ /^(global|flat|buffer)_store_dword / # the tile
+	if (what == "wait" || what == "wbl2_wait") return ins ~ /^s_waitcnt .*vmcnt\(0\)/
+	if (what == "barrier") return ins ~ /^s_barrier/
+	if (what == "wbl2") return ins ~ wbl2
+	if (what == "add") return ins ~ add && has_bits(ins, rmw_bits)
+	if (what == "compare") return ins ~ /^v_cmp_eq_u64/
+	if (what == "branch") return ins ~ /^s_cbranch_/
+	if (what == "gate") return ins ~ gate_write && has_bits(ins, store_bits)
+	return 0
+}
+function mark_ready(   i, ins, adds, gates) {
+	for (i = 1; i <= nins; i++) {
+		ins = insn[i]
+		if (ins ~ add) adds++
+		if (ins ~ gate_write) gates++
+		if (ins ~ add && step <= 5) {
+			print "FAIL the writer counter's add comes before " name[steps[step]] ": " ins
+			return
+		}
+		if (ins ~ gate_write && step <= 8) {
+			print "FAIL the gate is written before " name[steps[step]] " (not only on the last writer's path): " ins
+			return
+		}
+		if (step <= nsteps && is(steps[step], ins)) {
+			print "MATCH " steps[step] ": " ins
+			step++
+		}
+	}
+	if (step <= nsteps) {
+		why["wait"] = "no s_waitcnt vmcnt(0) after the tile's store"
+		why["barrier"] = "no s_barrier after the vmcnt(0) wait"
+		why["wbl2"] = "no " wbl2 " (the release's L2 write-back) after the s_barrier"
+		why["wbl2_wait"] = "no s_waitcnt vmcnt(0) after buffer_wbl2"
+		why["add"] = "no returning system-scope atomic add (" rmw_bits ") after the write-back"
+		why["compare"] = "no 64-bit compare of the counter after the add"
+		why["branch"] = "no branch after the compare"
+		why["gate"] = "no gate write" (store_bits ? " (" store_bits ")" : "") " after the branch"
+		print "FAIL " (steps[step] in why ? why[steps[step]] : "no " steps[step])
+		return
+	}
+	if (adds != 1 || gates != 1) {
+		print "FAIL " adds " counter adds and " gates " gate writes, want 1 and 1"
+		return
+	}
+	print "OK"
+}
+function consumer(   i, j, ins, loads, barriers, lds_w, lds_r, sleeps, ok_wait, ok_inv) {
+	for (i = 1; i <= nins; i++) {
+		ins = insn[i]
+		if (ins ~ clock) { print "FAIL a clock read (contract 5): " ins; return }
+		if (ins ~ /^s_barrier/) barriers++
+		if (ins ~ /^ds_write/) lds_w++
+		if (ins ~ /^ds_read/) lds_r++
+		if (ins ~ /^s_sleep/) sleeps++
+		if (ins !~ /^(flat|global)_load_dwordx2 /)
+			continue
+		loads++
+		if (!has_bits(ins, load_bits)) {
+			print "FAIL the gate load is not system scope (" load_bits "): " ins
+			return
+		}
+		print "MATCH acquire load: " ins
+		ok_wait = ok_inv = 0
+		for (j = i + 1; j <= nins && j <= i + 6 && !ok_inv; j++) {
+			if (insn[j] ~ /^s_waitcnt .*vmcnt\(0\)/ && !ok_wait) {
+				ok_wait = 1
+				print "MATCH wait: " insn[j]
+			} else if (insn[j] ~ /^buffer_invl2$/ && ok_wait) {
+				print "MATCH invalidate L2: " insn[j]
+			} else if (insn[j] ~ inv && ok_wait) {
+				ok_inv = 1
+				print "MATCH invalidate: " insn[j]
+			} else if (insn[j] ~ /^(s_cbranch|s_branch|s_setpc|ds_|flat_|global_|buffer_)/) {
+				break
+			}
+		}
+		if (!ok_inv) {
+			print "FAIL no s_waitcnt vmcnt(0) then " inv " right after the gate load"
+			return
+		}
+	}
+	if (!loads) { print "FAIL no load of the gate"; return }
+	if (barriers < 2 || !lds_w || !lds_r) {
+		print "FAIL the result is not shared through LDS between two barriers (" barriers + 0 " s_barrier, " lds_w + 0 " ds_write, " lds_r + 0 " ds_read)"
+		return
+	}
+	print "MATCH shared: " lds_w " ds_write, " barriers " s_barrier, " lds_r " ds_read"
+	if (kernel == "isa_wait") {
+		if (!sleeps) { print "FAIL no s_sleep between polls"; return }
+		print "MATCH poll pause: s_sleep, no clock read"
+	}
+	print "OK"
+}
+AWK
+
+out="$BUILD/isa/$variant"
+rm -rf "$out"
+mkdir -p "$out"
+set -- $targets
+echo "TAP version 13"
+echo "# $("$HIPCC" --version 2>/dev/null | grep -m1 'HIP version'), clang ${clang_ver:-?}, $objdump; variant $variant"
+echo "1..$(($# * 3))"
+n=0 rc=0 skipped=0
+for t in $targets; do
+	co="$out/$t.co"
+	if ! "$HIPCC" -x hip --offload-arch="$t" --cuda-device-only --no-gpu-bundle-output -c -O3 \
+		-Wall -Werror -Idevice -Iuapi $defs "$src" -o "$co" >"$out/$t.log" 2>&1; then
+		why=$(grep -m1 -E 'error' "$out/$t.log")
+		for k in mark_ready arrived wait; do
+			n=$((n + 1))
+			if grep -qiE "unknown target|invalid (target|offload arch)|unsupported (cuda|hip) gpu arch" "$out/$t.log"; then
+				echo "ok $n $t $k # SKIP hipcc cannot target $t: $why"
+				skipped=$((skipped + 1))
+			else
+				echo "not ok $n $t $k: does not compile: $why"
+				rc=1
+			fi
+		done
+		continue
+	fi
+	"$objdump" -d --mcpu="$t" "$co" | sed 's@[[:space:]]*//.*@@' >"$out/$t.dis"
+	for k in mark_ready arrived wait; do
+		n=$((n + 1))
+		res="$out/$t.$k.txt"
+		awk -v target="$t" -v kernel="isa_$k" "$RULES" "$out/$t.dis" >"$res"
+		if grep -q '^OK$' "$res"; then
+			echo "ok $n $t $k"
+		else
+			echo "not ok $n $t $k: $(sed -n 's/^FAIL //p' "$res" | head -n 1)"
+			rc=1
+		fi
+		sed -n 's/^MATCH /#   /p' "$res"
+	done
+done
+[ "$rc" = 0 ] && [ "$skipped" = "$n" ] && exit 4
+exit $rc
