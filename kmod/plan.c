@@ -115,12 +115,16 @@ static int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 
 /* ---- gate area ---------------------------------------------------------- */
 
-/* The kernel's part of every heap: plans' gate tables. */
+/*
+ * The kernel's part of every heap, for plans' gate tables: a sixteenth of
+ * the heap (at most 16 MiB, 262144 gate rows), at its top.
+ */
 u64 tplan_gate_area_offset(u64 heap_size)
 {
-	u64 bytes = clamp_t(u64, round_down(heap_size / 16, PAGE_SIZE), PAGE_SIZE, 16ULL << 20);
+	u64 bytes = clamp_t(u64, round_down(heap_size / 16, TPLAN_GATE_ROW_BYTES),
+			    TPLAN_GATE_ROW_BYTES, 16ULL << 20);
 
-	return heap_size - min(bytes, heap_size);
+	return heap_size - bytes;
 }
 
 /* First fit among the live plans' gate tables.  Caller holds g->lock. */
@@ -240,13 +244,18 @@ void tplan_plans_destroy(struct tplan_group *g)
 	}
 }
 
-/* A rank's part is closed; the last one frees the plan and its gates. */
+/*
+ * A rank's part is closed; the last one frees the plan and its gates.  The
+ * part goes under the lock, before the bit that lets another rank free
+ * the whole plan.
+ */
 static void tplan_plan_part_closed(struct tplan_file *tf, struct tplan_plan *p)
 {
 	struct tplan_group *g = tf->group;
 	bool last;
 
 	mutex_lock(&g->lock);
+	tplan_plan_part_free(&p->part[tf->rank]);
 	p->part[tf->rank].state = TPLAN_PLAN_CLOSED;
 	p->closed |= BIT(tf->rank);
 	last = p->closed == GENMASK(g->world_size - 1, 0);
@@ -255,8 +264,6 @@ static void tplan_plan_part_closed(struct tplan_file *tf, struct tplan_plan *p)
 	mutex_unlock(&g->lock);
 	if (last)
 		tplan_plan_free(p);
-	else
-		tplan_plan_part_free(&p->part[tf->rank]);
 }
 
 /* ---- create ------------------------------------------------------------- */

@@ -253,10 +253,8 @@ static u32 *tplan_queue_emit(struct tplan_queue *q, u32 ndw)
 	u32 pad = tplan_ring_pad(q->wtail, q->ring_size, ndw * 4);
 	u32 *dw;
 
-	if (pad) {
+	if (pad)
 		tplan_queue_pad(q, pad);
-		q->wraps++;
-	}
 	dw = q->ring + ((q->wtail & (q->ring_size - 1)) >> 2);
 	q->wtail += ndw * 4;
 	return dw;

@@ -38,7 +38,6 @@ struct tplan_queue {
 	u64 wtail;			/* owner: written, not yet published */
 	u64 wptr;			/* owner publishes, engine reads */
 	u64 rptr;			/* engine publishes, owner reads */
-	u64 wraps;			/* owner: times the writer passed the ring end */
 	u64 packets;			/* engine: packets executed */
 	u64 traps;			/* engine: TRAP packets executed */
 
