@@ -407,7 +407,7 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 
 	if (cmd->nchains != part->nchunks * (world - 1))
 		return -EINVAL;
-	if (cmd->ndw > TPLAN_CHAIN_MAX_DWORDS * 16ULL || (cmd->nchains && !cmd->ndw))
+	if (cmd->ndw > TPLAN_PLAN_DWORDS_MAX || (cmd->nchains && !cmd->ndw))
 		return -EINVAL;
 
 	chains = kvmalloc_array(max(cmd->nchains, 1U), sizeof(*chains), TPLAN_GFP_USER_SIZED);

@@ -458,6 +458,7 @@ enum tplan_plan_states {
 /* Rounds start at 1 and the engine compares 32 bits: 2^32 - 1 rounds. */
 #define TPLAN_ROUND_MAX 0xffffffffU
 #define TPLAN_PLAN_CHUNKS_MAX (1U << 16)	/* chunks per rank */
+#define TPLAN_PLAN_DWORDS_MAX (1U << 24)	/* chain dwords per rank (64 MiB) */
 
 /**
  * struct tplan_plan_create - TPLAN_IOC_PLAN_CREATE (collective): a plan
@@ -523,7 +524,7 @@ struct tplan_plan_chain {
  * @size: In: sizeof(struct tplan_plan_prepare)
  * @plan_id: In: from TPLAN_IOC_PLAN_CREATE
  * @nchains: In: nchunks * (world_size - 1)
- * @ndw: In: total dwords of the chains
+ * @ndw: In: total dwords of the chains, at most TPLAN_PLAN_DWORDS_MAX
  * @chains: In: pointer to @nchains struct tplan_plan_chain
  * @dwords: In: pointer to the chains' packets (POLL references 0, gate
  *          addresses from gate_offset)
