@@ -1,7 +1,9 @@
 #!/bin/bash
 # make check: everything that can be tested on this machine.
-#   1. host: uapi headers (C90, C++), library, host unit tests, fuzzing
-#   2. per kernel (Debian 6.1 and 6.12): module W=1, sparse, then a VM boot
+#   1. host: uapi headers (C90, C++), library, host unit tests, the ABI guard,
+#      the man pages against the headers, make install and out-of-tree builds
+#      against it, fuzzing
+#   2. per kernel (Debian 6.1 and 6.12): module W=1, DKMS, sparse, then a VM boot
 #      that loads the module, runs the selftests, scans dmesg, rmmods
 # Ends with "N passed, N failed, N skipped"; exits 1 on any failure.
 #
@@ -30,6 +32,15 @@ item "host: host tests build" make -s -j"$JOBS" host-tests
 for t in $(make -s print-host-tests); do
 	tap "host: $(basename "$t")" "$t"
 done
+tap "host: abi" tests/abi/run.sh "$BUILD"
+tap "host: docs" tests/docs/run.sh "$BUILD"
+tap "host: install" tests/install/run.sh "$BUILD"
+# What the install test built for the VM (its app, the README quick start)
+# runs there after the selftests.
+for p in "$BUILD"/vm-extra/*; do
+	[ -f "$p" ] || continue
+	cp "$p" "$BUILD/selftests/" && echo "bin $(basename "$p")" >>"$BUILD/selftests/plan"
+done
 if [ -x tests/fuzz/run.sh ]; then
 	tap "host: fuzz" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-60}"
 fi
@@ -42,6 +53,7 @@ for k in $KVERS; do
 	tk=$(date +%s)
 	echo "# kernel $k"
 	item "[$k] module builds with W=1, no warnings" build_module "$k" "$BUILD/kmod/$k"
+	tap "[$k] dkms" tests/dkms/run.sh "$k" "$BUILD"
 	if [ "$first" = 1 ]; then
 		item "[$k] sparse clean" make -s sparse KDIR="/lib/modules/$k/build"
 		first=0

@@ -70,7 +70,7 @@ t $links_ok "libtplan.so -> libtplan.so.$sover (the SONAME) -> libtplan.so.$ver"
 export PKG_CONFIG_LIBDIR=$stage/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
 unset PKG_CONFIG_PATH
 pcver=$(pkg-config --modversion tplan 2>&1)
-cflags=$(pkg-config --cflags tplan 2>&1)
+cflags=$(pkg-config --cflags tplan 2>&1 | sed "s/ *$//")
 libs=$(pkg-config --libs tplan 2>&1)
 slibs=$(pkg-config --static --libs tplan 2>&1)
 t "$([ "$pcver" = "$ver" ] && [ "$cflags" = "-I$stage/usr/include/tplan" ]; echo $?)" \
