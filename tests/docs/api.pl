@@ -113,7 +113,7 @@ sub members {
 
 my ($mode, @files) = @ARGV;
 die "usage: api.pl protos|types|fields|ioctls|consts|map|synopsis FILE...\n" unless $mode && @files;
-my (%seen, @out);
+my (%seen, @out, %fields, @order);
 for my $f (@files) {
 	my $src = slurp($f);
 	if ($mode eq 'protos') {
@@ -130,8 +130,13 @@ for my $f (@files) {
 			my $t = $kind eq 'typedef' ? "typedef $name" : "$kind $name";
 			if ($mode eq 'types') {
 				push @out, $t unless $seen{$t}++;
-			} elsif ($kind eq 'struct' && !$seen{$t}++) {
-				push @out, "$t\t$_" for members($body);
+			} elsif ($kind eq 'struct') {
+				# A struct defined in both branches of an #if (the
+				# device header's HIP and host builds): the fuller one.
+				my @m = members($body);
+				my $old = $fields{$t};
+				push @order, $t unless $old;
+				$fields{$t} = \@m if !$old || @m > @$old;
 			}
 		});
 	} elsif ($mode eq 'consts') {
@@ -185,5 +190,8 @@ for my $f (@files) {
 	} else {
 		die "api.pl: unknown mode $mode\n";
 	}
+}
+for my $t (@order) {
+	push @out, "$t\t$_" for @{$fields{$t}};
 }
 print "$_\n" for @out;

@@ -114,6 +114,21 @@ done
 t "$([ -z "$missing" ]; echo $?)" "every public struct, enum and typedef is named in a page" \
 	"named in no page:$missing"
 
+# Structs a SYNOPSIS spells out (".B struct NAME {" .. ".B };") have the
+# header's members, in order.
+$api fields libtplan/libtplan.h device/tplan_device.h >"$out/lib_fields.txt"
+bad=""
+for p in "$man"/*.3; do
+	is_link "$p" && continue
+	for s in $(sed -n 's/^\.B struct \([a-z_0-9]*\) {.*/\1/p' "$p"); do
+		have=$(sed -n "/^\\.B struct $s {/,/^\\.B };/p" "$p" | sed '1d;$d' |
+			sed 's/^\.B "\(.*\)"$/\1/; s/\[[^]]*\]//g; s/;.*//; s/\*//g' | awk '{ print $NF }' | tr '\n' ' ')
+		want=$(awk -F'\t' -v s="struct $s" '$1 == s { print $2 }' "$out/lib_fields.txt" | tr '\n' ' ')
+		[ "$have" = "$want" ] || bad="$bad"$'\n'"$(basename "$p"): struct $s: $have"$'\n'"  header: $want"
+	done
+done
+t "$([ -z "$bad" ]; echo $?)" "structs spelled out in a SYNOPSIS have the header's members" "$bad"
+
 # ioctls: a subsection each in tplan(7), with its errors.
 bad=""
 for ioc in $($api ioctls uapi/tplan.h); do
