@@ -340,10 +340,10 @@ int main(void)
 			}
 		}
 		if (*table[i].group)
-			printf("%s %u - struct %s: size and %u members\n", bad ? "not ok" : "ok", ++test,
+			printf("%s %u struct %s: size and %u members\n", bad ? "not ok" : "ok", ++test,
 			       table[i].group, members);
 		else
-			printf("%s %u - %u ioctl numbers and constants\n", bad ? "not ok" : "ok", ++test,
+			printf("%s %u %u ioctl numbers and constants\n", bad ? "not ok" : "ok", ++test,
 			       members);
 		failed += bad != 0;
 		i = j;

@@ -27,7 +27,7 @@ static int failed;
 
 static void tap(int ok, const char *what)
 {
-	printf("%s %u - %s\n", ok ? "ok" : "not ok", ++test, what);
+	printf("%s %u %s\n", ok ? "ok" : "not ok", ++test, what);
 	failed |= !ok;
 }
 
@@ -90,8 +90,8 @@ int main(void)
 
 	ret = tplan_ctx_open(&ctx, NULL);
 	if (ret == -ENOENT) {
-		printf("ok %u - the module's ABI # SKIP %s is absent\n", ++test, TPLAN_DEVICE_PATH);
-		printf("ok %u - two ranks: put, quiet, data arrived # SKIP no device\n", ++test);
+		printf("ok %u the module's ABI # SKIP %s is absent\n", ++test, TPLAN_DEVICE_PATH);
+		printf("ok %u two ranks: put, quiet, data arrived # SKIP no device\n", ++test);
 		printf("1..%u\n", test);
 		return failed ? 1 : 4;
 	}

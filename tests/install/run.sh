@@ -27,9 +27,9 @@ t() {
 	shift 2
 	n=$((n + 1))
 	if [ "$ok" = 0 ]; then
-		echo "ok $n - $desc"
+		echo "ok $n $desc"
 	else
-		echo "not ok $n - $desc"
+		echo "not ok $n $desc"
 		failed=$((failed + 1))
 		[ $# = 0 ] || printf '%s\n' "$@" | sed 's/^/# /'
 	fi
