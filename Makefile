@@ -126,6 +126,7 @@ HOST_TEST_BINS :=
 -include tests/host/host.mk
 -include tests/fuzz/fuzz.mk
 -include bench/bench.mk
+-include device/device.mk
 host-tests: $(HOST_TEST_BINS)
 
 # ---- the two jobs --------------------------------------------------------

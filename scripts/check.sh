@@ -41,6 +41,10 @@ for p in "$BUILD"/vm-extra/*; do
 	[ -f "$p" ] || continue
 	cp "$p" "$BUILD/selftests/" && echo "bin $(basename "$p")" >>"$BUILD/selftests/plan"
 done
+# The device header through Debian's hipcc: mark_ready's ordering in the
+# gfx90a and gfx940 machine code, and producers without it refused.
+tap "host: isa-check" tests/device/isa_check.sh
+tap "host: isa-check refuses broken producers" tests/device/isa_check.sh --negatives
 if [ -x tests/fuzz/run.sh ]; then
 	tap "host: fuzz" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-60}"
 fi

@@ -51,7 +51,8 @@ fi
 KVERS=$(kernel_versions)
 pkgs="make gcc libc6-dev pkg-config cpio gzip xz-utils busybox-static qemu-system-x86
       sparse clang libclang-rt-14-dev linux-source-6.1 kmod
-      dkms groff-base man-db"
+      dkms groff-base man-db
+      hipcc libamdhip64-dev rocm-device-libs"
 for k in $KVERS; do
 	pkgs="$pkgs linux-headers-$k"
 done
