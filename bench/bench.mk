@@ -26,3 +26,12 @@ $(BUILD)/bench/put_bench: bench/put_bench.c $(LIB_A) $(LIB_HDRS)
 bench-vm-programs: $(BUILD)/bench/put_bench
 bench:
 	scripts/bench.sh
+
+# plan_bench runs in the VM too (make bench): per-round host cost of a plan
+# for 1..1024 regions x 1..7 peers against memcpy of its chain bytes, and
+# all-gather bandwidth on the software engine against memcpy
+$(BUILD)/bench/plan_bench: bench/plan_bench.c $(LIB_A) $(LIB_HDRS) $(wildcard device/*.h)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -static -pthread $< -o $@ $(LIB_A)
+
+bench-vm-programs: $(BUILD)/bench/plan_bench
