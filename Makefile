@@ -127,6 +127,7 @@ HOST_TEST_BINS :=
 -include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 -include device/device.mk
+-include examples/hip.mk
 host-tests: $(HOST_TEST_BINS)
 
 # ---- the two jobs --------------------------------------------------------
