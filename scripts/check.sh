@@ -45,6 +45,11 @@ done
 # gfx90a and gfx940 machine code, and producers without it refused.
 tap "host: isa-check" tests/device/isa_check.sh
 tap "host: isa-check refuses broken producers" tests/device/isa_check.sh --negatives
+# The HIP example: a persistent GEMM whose schedule takes the kernel's own
+# tile order; built for gfx90a and gfx940, and without a GPU it must skip
+# (exit 4) saying what it needs.
+tap "host: HIP example compiles for gfx90a and gfx940" tests/device/hip_example.sh build
+tap "host: HIP example exits cleanly without a GPU" tests/device/hip_example.sh run
 if [ -x tests/fuzz/run.sh ]; then
 	tap "host: fuzz" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-60}"
 fi
