@@ -212,6 +212,17 @@ static struct tplan_plan *tplan_plan_find(struct tplan_file *tf, u32 id)
 	return p;
 }
 
+/* Plan id of the caller's group, with the caller's part open. */
+static struct tplan_plan *tplan_plan_get(struct tplan_file *tf, u32 id)
+{
+	struct tplan_plan *p;
+
+	if (!tf->group)
+		return ERR_PTR(-ENOTCONN);
+	p = tplan_plan_find(tf, id);
+	return p ?: ERR_PTR(-ENOENT);
+}
+
 static void tplan_plan_part_free(struct tplan_plan_part *part)
 {
 	kvfree(part->writers);
@@ -653,13 +664,11 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	u32 c;
 
 	memset(&cmd->reject, 0, sizeof(cmd->reject));
-	if (!g)
-		return -ENOTCONN;
 	if (cmd->flags)
 		return -EINVAL;
-	p = tplan_plan_find(tf, cmd->plan_id);
-	if (!p)
-		return -ENOENT;
+	p = tplan_plan_get(tf, cmd->plan_id);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	part = &p->part[tf->rank];
 	if (part->state != TPLAN_PLAN_EMPTY)
 		return -EBUSY;
@@ -706,11 +715,9 @@ int tplan_plan_start(struct tplan_ucmd *ucmd)
 	struct tplan_plan *p, *q;
 	int ret = 0;
 
-	if (!tf->group)
-		return -ENOTCONN;
-	p = tplan_plan_find(tf, cmd->plan_id);
-	if (!p)
-		return -ENOENT;
+	p = tplan_plan_get(tf, cmd->plan_id);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	part = &p->part[tf->rank];
 	if (part->state != TPLAN_PLAN_PREPARED || part->started)
 		return -EBUSY;
@@ -856,13 +863,11 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 	int ret;
 
 	cmd->report_count = 0;
-	if (!g)
-		return -ENOTCONN;
 	if (cmd->flags || cmd->__reserved || (cmd->report_cap && !cmd->report))
 		return -EINVAL;
-	p = tplan_plan_find(tf, cmd->plan_id);
-	if (!p)
-		return -ENOENT;
+	p = tplan_plan_get(tf, cmd->plan_id);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	part = &p->part[tf->rank];
 	if (part->state != TPLAN_PLAN_PREPARED || !part->started)
 		return -EBUSY;
@@ -937,11 +942,9 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	bool written;
 	int ret;
 
-	if (!tf->group)
-		return -ENOTCONN;
-	p = tplan_plan_find(tf, cmd->plan_id);
-	if (!p)
-		return -ENOENT;
+	p = tplan_plan_get(tf, cmd->plan_id);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	part = &p->part[tf->rank];
 	if (part->state != TPLAN_PLAN_DONE)
 		return -EBUSY;
@@ -1065,11 +1068,9 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 	long timeout = tplan_timeout_jiffies(cmd->timeout_ms);
 	int ret, err;
 
-	if (!tf->group)
-		return -ENOTCONN;
-	p = tplan_plan_find(tf, cmd->plan_id);
-	if (!p)
-		return -ENOENT;
+	p = tplan_plan_get(tf, cmd->plan_id);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	part = &p->part[tf->rank];
 	if (part->state == TPLAN_PLAN_CLOSING)
 		return -EBUSY;
