@@ -9,8 +9,15 @@
  *   2. latency of one small copy: put + quiet of 64 B (the host's view),
  *      and mark-to-arrival: rank 0 stamps the time and does a signalled
  *      put, rank 1 spins on the signal word and stamps its arrival;
- *   3. CPU time of idle engine threads (tplan-q<key>/<src>-<dst>) over
- *      a quiet interval.
+ *   3. mark-to-arrival through a prepared chain (POLL on a gate in rank
+ *      0's heap, a 64 B copy, ATOMIC on rank 1's arrival word): rank 0
+ *      stamps the time and opens the gate as a producer's mark_ready
+ *      would, rank 1 stamps the arrival; once right after queueing (the
+ *      engine still spins on the POLL) and once after 20 ms (the engine
+ *      has backed off to sleeping between polls);
+ *   4. CPU time of the engine threads (tplan-q<key>/<src>-<dst>) over
+ *      an interval with nothing queued, and over one where a chain waits
+ *      on a gate that stays shut.
  *
  * Ranks are two forked processes; they share a small anonymous mapping for
  * time stamps.  Usage: put_bench [idle seconds, default 10]
@@ -24,10 +31,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "libtplan.h"
+#include "tplan_sdma.h"
 
 #define MAX_SIZE (64ULL << 20)
 /* Room for the largest copy plus the kernel's gate area at the top. */
@@ -39,7 +48,10 @@ struct shared {
 	volatile uint64_t mark_ns[LAT_ITERS];
 	volatile uint64_t arrive_ns[LAT_ITERS];
 	volatile int failed;
+	volatile uint64_t chain_phase;
 };
+
+#define CHAIN_ITERS 100
 
 static uint64_t now_ns(void)
 {
@@ -142,6 +154,84 @@ static int sender(struct tplan_ctx *ctx, struct shared *sh, uint64_t signal_off)
 	return 0;
 }
 
+/*
+ * One prepared chain to rank 1: POLL(gate >= ref), COPY 64 B, ATOMIC +1 on
+ * the arrival word, through TPLAN_IOC_CHAIN_SUBMIT.
+ */
+static int submit_chain(struct tplan_ctx *ctx, uint64_t gate_off, uint64_t arrival_off,
+			uint32_t ref)
+{
+	uint64_t own = tplan_heap_devaddr(ctx, 0), peer = tplan_heap_devaddr(ctx, 1);
+	struct tplan_sdma_poll_regmem poll = {
+		.addr = own + gate_off, .mask = 0xffffffffU, .func = TPLAN_SDMA_FUNC_GE,
+		.mem_poll = 1, .interval = 4, .retry = TPLAN_SDMA_POLL_RETRY_FOREVER,
+	};
+	struct tplan_sdma_copy_linear copy = { .src = own + 4096, .dst = peer + 4096, .bytes = 64 };
+	struct tplan_sdma_atomic add = {
+		.addr = peer + arrival_off, .src_data = 1, .atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
+	};
+	uint32_t dw[32], n = 0;
+	struct tplan_chain_desc desc;
+	struct tplan_chain_submit sub;
+
+	n += tplan_sdma_encode_poll_regmem(dw + n, 32 - n, &poll);
+	n += tplan_sdma_encode_copy_linear(dw + n, 32 - n, &copy);
+	n += tplan_sdma_encode_atomic(dw + n, 32 - n, &add);
+	desc = (struct tplan_chain_desc){ .ndw = n, .ref = ref, .ready_offset = gate_off,
+					  .arrival_offset = arrival_off };
+	sub = (struct tplan_chain_submit){ .size = sizeof(sub), .peer = 1, .nchains = 1,
+					   .chains = (uintptr_t)&desc, .dwords = (uintptr_t)dw,
+					   .ndw = n };
+	return ioctl(tplan_ctx_fd(ctx), TPLAN_IOC_CHAIN_SUBMIT, &sub) ? -errno : 0;
+}
+
+static void chain_wait(struct shared *sh, uint64_t phase)
+{
+	while (__atomic_load_n(&sh->chain_phase, __ATOMIC_ACQUIRE) < phase && !sh->failed)
+		usleep(100);
+}
+
+/* Rank 0: queue a chain, let the engine settle, then open the gate. */
+static int chain_sender(struct tplan_ctx *ctx, struct shared *sh, uint64_t gate_off,
+			uint64_t arrival_off, unsigned int settle_us, const char *what)
+{
+	uint64_t *gate = (uint64_t *)((char *)tplan_heap_ptr(ctx, 0) + gate_off);
+	uint64_t lat[CHAIN_ITERS], base = __atomic_load_n(gate, __ATOMIC_ACQUIRE);
+	unsigned int i;
+
+	for (i = 0; i < CHAIN_ITERS; i++) {
+		CHECK(submit_chain(ctx, gate_off, arrival_off, (uint32_t)(base + i + 1)));
+		chain_wait(sh, 2 * (base + i) + 1);	/* the receiver is watching */
+		if (settle_us)
+			usleep(settle_us);
+		sh->mark_ns[i] = now_ns();
+		/* What mark_ready does: the gate opens with a release store. */
+		__atomic_store_n(gate, base + i + 1, __ATOMIC_RELEASE);
+		chain_wait(sh, 2 * (base + i) + 2);
+		lat[i] = sh->arrive_ns[i] - sh->mark_ns[i];
+	}
+	qsort(lat, CHAIN_ITERS, sizeof(lat[0]), cmp_u64);
+	printf("mark to arrival (chain, %s): median %8.1f us, p90 %8.1f us\n", what,
+	       lat[CHAIN_ITERS / 2] / 1e3, lat[CHAIN_ITERS * 9 / 10] / 1e3);
+	return 0;
+}
+
+/* Rank 1: announce it is watching, spin on the arrival word. */
+static void chain_receiver(struct tplan_ctx *ctx, struct shared *sh, uint64_t arrival_off,
+			   unsigned int rounds)
+{
+	volatile uint64_t *arrival = (uint64_t *)((char *)tplan_heap_ptr(ctx, 1) + arrival_off);
+	unsigned int i;
+
+	for (i = 0; i < rounds && !sh->failed; i++) {
+		__atomic_store_n(&sh->chain_phase, 2 * i + 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(arrival, __ATOMIC_ACQUIRE) < i + 1 && !sh->failed)
+			sched_yield();
+		sh->arrive_ns[i % CHAIN_ITERS] = now_ns();
+		__atomic_store_n(&sh->chain_phase, 2 * i + 2, __ATOMIC_RELEASE);
+	}
+}
+
 static int receiver(struct tplan_ctx *ctx, struct shared *sh, uint64_t signal_off)
 {
 	volatile uint64_t *sig = (uint64_t *)((char *)tplan_heap_ptr(ctx, 1) + signal_off);
@@ -161,6 +251,7 @@ static int receiver(struct tplan_ctx *ctx, struct shared *sh, uint64_t signal_of
 		sh->arrive_ns[i] = now_ns();
 	}
 	__atomic_store_n(&sh->phase, 2 + 2 * LAT_ITERS, __ATOMIC_RELEASE);
+	chain_receiver(ctx, sh, signal_off - 64, 2 * CHAIN_ITERS);
 	return 0;
 }
 
@@ -210,23 +301,48 @@ static int engine_ticks(uint64_t key, uint64_t *ticks, unsigned int *threads)
 	return 0;
 }
 
-static int idle_engines(struct tplan_ctx *ctx, uint64_t key, unsigned int seconds)
+static int engines_cpu(uint64_t key, unsigned int seconds, const char *what)
 {
-	struct tplan_queue_info qi;
 	uint64_t before, after;
 	unsigned int n0, n1;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	/* QUEUE_INFO creates the queue, so its engine thread exists and idles. */
-	tplan_queue_info(ctx, 1, &qi);
 	if (engine_ticks(key, &before, &n0))
 		return 1;
 	sleep(seconds);
 	engine_ticks(key, &after, &n1);
-	printf("# idle engine threads of this group (tplan-q%04" PRIx64 "/*)\n", key & 0xffff);
-	printf("idle CPU over %u s: %u threads, %" PRIu64 " ticks = %.1f ms (%.4f%% of one CPU)\n",
-	       seconds, n1, after - before, (double)(after - before) * 1e3 / (double)hz,
+	printf("%s CPU over %u s: %u threads, %" PRIu64 " ticks = %.1f ms (%.4f%% of one CPU)\n",
+	       what, seconds, n1, after - before, (double)(after - before) * 1e3 / (double)hz,
 	       (double)(after - before) * 100.0 / (double)hz / seconds);
+	return 0;
+}
+
+/*
+ * Engine CPU time with nothing queued, then with a chain whose gate stays
+ * shut (the engine polls it, backing off), then the gate opens.
+ */
+static int idle_engines(struct tplan_ctx *ctx, struct shared *sh, uint64_t key,
+			uint64_t gate_off, uint64_t arrival_off, unsigned int seconds)
+{
+	uint64_t *gate = (uint64_t *)((char *)tplan_heap_ptr(ctx, 0) + gate_off);
+	uint64_t next = __atomic_load_n(gate, __ATOMIC_ACQUIRE) + 1;
+	struct tplan_queue_info qi;
+
+	/* QUEUE_INFO creates the queue, so its engine thread exists and idles. */
+	tplan_queue_info(ctx, 1, &qi);
+	printf("# engine threads of this group (tplan-q%04" PRIx64 "/*)\n", key & 0xffff);
+	if (engines_cpu(key, seconds, "idle"))
+		return 1;
+	CHECK(submit_chain(ctx, gate_off, arrival_off, (uint32_t)next));
+	if (engines_cpu(key, seconds, "polling a shut gate"))
+		return 1;
+	__atomic_store_n(gate, next, __ATOMIC_RELEASE);
+	/* Until the engine passes the POLL the chain is still prepared (EBUSY). */
+	do {
+		usleep(1000);
+		CHECK(tplan_queue_info(ctx, 1, &qi));
+	} while (qi.prep_charged);
+	CHECK(tplan_quiet(ctx, 1, 0));
 	return 0;
 }
 
@@ -274,8 +390,15 @@ int main(int argc, char **argv)
 		_exit(ret);
 	}
 	ret = sender(ctx, sh, signal_off);
+	if (!ret) {
+		printf("# mark to arrival through a prepared chain (the engine polls the gate)\n");
+		ret = chain_sender(ctx, sh, signal_off - 128, signal_off - 64, 0, "engine spinning");
+	}
 	if (!ret)
-		ret = idle_engines(ctx, jp.key, idle_s);
+		ret = chain_sender(ctx, sh, signal_off - 128, signal_off - 64, 20000,
+				   "engine backed off");
+	if (!ret)
+		ret = idle_engines(ctx, sh, jp.key, signal_off - 128, signal_off - 64, idle_s);
 	tplan_barrier(ctx, 0);
 	tplan_ctx_close(ctx);
 	waitpid(child, &status, 0);
