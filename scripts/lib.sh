@@ -33,7 +33,7 @@ tap() {
 	awk -v p="$prefix" -v rc="$rc" '
 	/^(not )?ok [0-9]+/ {
 		line = $0; isnot = (line ~ /^not ok/)
-		sub(/^(not )?ok [0-9]+ ?-? ?/, "", line)
+		sub(/^(not )?ok [0-9]+ *(- )?/, "", line)
 		skip = ""
 		if (line ~ /# SKIP/) { skip = " # SKIP" substr(line, index(line, "# SKIP") + 6); sub(/ *# SKIP.*/, "", line) }
 		n++; if (isnot) bad++

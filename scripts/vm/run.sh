@@ -91,7 +91,7 @@ intest && show { print; next }
 intest && /^(not )?ok [0-9]+/ {
 	line = $0
 	isnot = (line ~ /^not ok/)
-	sub(/^(not )?ok [0-9]+ ?-? ?/, "", line)
+	sub(/^(not )?ok [0-9]+ *(- )?/, "", line)
 	skip = ""
 	if (line ~ /# SKIP/) { skip = " # SKIP" substr(line, index(line, "# SKIP") + 6); sub(/ *# SKIP.*/, "", line) }
 	if (line == "") line = "test"
