@@ -8,7 +8,8 @@
 #   TEST_DIR    holds the test programs and a "plan" file: lines "bin NAME"
 #               or "sh NAME", run in order
 #
-# Environment: VM_MEM (MiB, default 2048), VM_CPUS (default 2),
+# Environment: VM_MEM (MiB, default 3072: the 1 GiB per-packet split runs
+# between two heaps of just over 1 GiB), VM_CPUS (default 2),
 # VM_TIMEOUT (s, default 1500), TPLAN_MODPARAMS (insmod arguments),
 # VM_SHOW_OUTPUT=1 (print the programs' output instead of parsing TAP),
 # TPLAN_CACHE (where install-deps.sh put the kernel images).
@@ -23,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${TPLAN_CACHE:-/var/cache/tplan}
 kernel="$cache/kernels/$kver/vmlinuz"
 work=$(dirname "$results")/vm-$kver
-mem=${VM_MEM:-2048}
+mem=${VM_MEM:-3072}
 cpus=${VM_CPUS:-2}
 timeout_s=${VM_TIMEOUT:-1500}
 
