@@ -20,21 +20,7 @@ CC=${CC:-cc}
 CXX=${CXX:-c++}
 api="perl tests/docs/api.pl"
 uapi_hdrs="uapi/tplan.h uapi/tplan_chain.h"
-n=0 failed=0
-
-# t OK DESCRIPTION [DETAIL...]: one TAP point; details as comments.
-t() {
-	local ok=$1 desc=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$ok" = 0 ]; then
-		echo "ok $n $desc"
-	else
-		echo "not ok $n $desc"
-		failed=$((failed + 1))
-		[ $# = 0 ] || printf '%s\n' "$@" | sed 's/^/# /'
-	fi
-}
+. tests/tap.sh
 
 for h in uapi/*.h; do
 	errs=""
@@ -120,5 +106,4 @@ else
 		"SONAME: $soname"
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

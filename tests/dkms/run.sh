@@ -14,20 +14,7 @@ log=$BUILD/dkms/$kver
 mkdir -p "$log"
 ver=$(sed -n 's/^VERSION := //p' Makefile)
 src=/usr/src/tplan-$ver
-n=0 failed=0
-
-t() {
-	local ok=$1 desc=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$ok" = 0 ]; then
-		echo "ok $n $desc"
-	else
-		echo "not ok $n $desc"
-		failed=$((failed + 1))
-		[ $# = 0 ] || printf '%s\n' "$@" | sed 's/^/# /'
-	fi
-}
+. tests/tap.sh
 
 # step LOGNAME DESCRIPTION CMD...: one TAP point; the log's tail on failure.
 step() {
@@ -92,5 +79,4 @@ step remove "dkms remove tplan/$ver --all" dkms remove "tplan/$ver" --all
 t "$([ ! -e "/lib/modules/$kver/updates/dkms/tplan.ko" ] && [ ! -e "/lib/modules/$kver/updates/dkms/tplan.ko.xz" ]; echo $?)" \
 	"the module is gone after remove"
 clean
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

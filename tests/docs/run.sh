@@ -18,24 +18,12 @@ out=$BUILD/docs
 mkdir -p "$out"
 api="perl tests/docs/api.pl"
 man=docs/man
-n=0 failed=0
+. tests/tap.sh
 
 # Device-header functions that are implementation steps, not API.
 DEVICE_INTERNAL="tplan_view_base tplan_view_has tplan_view_row tplan_view_marks tplan_view_gate
 	tplan_cta_leader tplan_cta_poll tplan_cta_sync tplan_poll_pause"
 
-t() {
-	local ok=$1 desc=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$ok" = 0 ]; then
-		echo "ok $n $desc"
-	else
-		echo "not ok $n $desc"
-		failed=$((failed + 1))
-		[ $# = 0 ] || printf '%s\n' "$@" | sed '/^$/d; s/^/# /'
-	fi
-}
 is_link() { grep -q '^\.so ' "$1"; }
 
 # The public functions: the map's, then the device header's.
@@ -165,5 +153,4 @@ done
 grep -q 'docs/man/tplan.7' README.md || missing="$missing README:tplan.7"
 t "$([ -z "$missing" ]; echo $?)" "tplan(7) and the README link every page" "not linked:$missing"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

@@ -18,22 +18,9 @@ stage=$(pwd)/$out/stage
 extra=$BUILD/vm-extra
 CC=${CC:-cc}
 api="perl tests/docs/api.pl"
-n=0 failed=0
+. tests/tap.sh
 rm -rf "$out" "$extra"
 mkdir -p "$out" "$extra"
-
-t() {
-	local ok=$1 desc=$2
-	shift 2
-	n=$((n + 1))
-	if [ "$ok" = 0 ]; then
-		echo "ok $n $desc"
-	else
-		echo "not ok $n $desc"
-		failed=$((failed + 1))
-		[ $# = 0 ] || printf '%s\n' "$@" | sed 's/^/# /'
-	fi
-}
 
 ver=$(sed -n 's/^VERSION := //p' Makefile)
 sover=$(sed -n 's/^SOVERSION := //p' Makefile)
@@ -110,5 +97,4 @@ rc=$?
 [ -x "$extra/tplan_quickstart" ] || rc=1
 t $rc "the quick start builds with -Wall -Wextra -Werror: $qs_build" "$(head -n 20 "$out/quickstart.log")"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end
