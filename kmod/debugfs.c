@@ -29,12 +29,12 @@ DEFINE_SHOW_ATTRIBUTE(tplan_group);
 static int tplan_queue_show(struct seq_file *m, void *unused)
 {
 	struct tplan_queue *q = m->private;
-
 	u64 wptr = READ_ONCE(q->wptr);
+	u64 rptr = smp_load_acquire(&q->rptr);	/* the engine's pointer: queue.h */
 
 	/* wraps: times the writer went past the ring end, padded or not */
 	seq_printf(m, "rptr: %llu\nwptr: %llu\nwraps: %llu\nring_size: %u\npackets: %llu\n",
-		   smp_load_acquire(&q->rptr), wptr, wptr / q->ring_size,
+		   rptr, wptr, wptr / q->ring_size,
 		   q->ring_size, READ_ONCE(q->packets));
 	seq_printf(m, "prep_charged: %u\nprep_limit: %u\nstate: %u\n",
 		   READ_ONCE(q->prep_charged), q->prep_limit, tplan_queue_state(q));

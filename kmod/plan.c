@@ -182,7 +182,7 @@ static void tplan_plan_open_gates(struct tplan_group *g, u32 rank, struct tplan_
 				     TPLAN_GATE_READY);
 
 		if ((u32)READ_ONCE(*ready) < round)
-			smp_store_release(ready, round);
+			smp_store_release(ready, round);	/* as mark_ready: release */
 	}
 }
 
@@ -985,6 +985,7 @@ static bool tplan_plan_drained(struct tplan_file *tf, struct tplan_plan *p, bool
 
 		if (!(part->peer_mask & BIT(peer)) || !q)
 			continue;
+		/* Acquire: pairs with the engine's release of rptr (queue.h). */
 		if (smp_load_acquire(&q->rptr) >= part->peer_end[peer] || READ_ONCE(q->state))
 			continue;
 		drained = false;
@@ -992,11 +993,11 @@ static bool tplan_plan_drained(struct tplan_file *tf, struct tplan_plan *p, bool
 		list_for_each_entry(other, &g->plans, node) {
 			struct tplan_plan_part *o = &other->part[tf->rank];
 
-			/* An earlier plan's chains, not through yet, gate still shut. */
+			/* An earlier plan's chains, not through yet (rptr: queue.h). */
 			if (other != p && other->attached & BIT(tf->rank) &&
 			    (o->state == TPLAN_PLAN_PREPARED || o->state == TPLAN_PLAN_CLOSING) &&
 			    o->peer_mask & BIT(peer) && o->peer_start[peer] < part->peer_start[peer] &&
-			    smp_load_acquire(&q->rptr) < o->peer_end[peer])
+			    smp_load_acquire(&q->rptr) < o->peer_end[peer])	/* queue.h */
 				*blocked = true;
 		}
 		mutex_unlock(&g->lock);
@@ -1022,8 +1023,9 @@ static int tplan_plan_drain(struct tplan_file *tf, struct tplan_plan *p, long ti
 
 		if (!(part->peer_mask & BIT(peer)) || !q)
 			continue;
+		/* rptr with acquire, paired with the engine's release (queue.h) */
 		left = wait_event_interruptible_timeout(q->owner_wq,
-			smp_load_acquire(&q->rptr) >= part->peer_end[peer] ||
+			smp_load_acquire(&q->rptr) >= part->peer_end[peer] ||	/* queue.h */
 			READ_ONCE(q->state) || READ_ONCE(g->broken), timeout);
 		if (left < 0)
 			return -EINTR;

@@ -125,6 +125,7 @@ u32 tplan_queue_state(struct tplan_queue *q)
 
 	if (state)
 		return state;
+	/* Acquire: pairs with the engine's release of rptr (top of queue.h). */
 	return smp_load_acquire(&q->rptr) == READ_ONCE(q->wptr) ? TPLAN_QUEUE_IDLE :
 								  TPLAN_QUEUE_BUSY;
 }
@@ -134,6 +135,7 @@ void tplan_queue_retire(struct tplan_queue *q, u64 rptr)
 {
 	struct tplan_prep_mark *m;
 
+	/* Release: the packets below rptr, copies included, are done (queue.h). */
 	smp_store_release(&q->rptr, rptr);
 	if (READ_ONCE(q->mark_head) != READ_ONCE(q->mark_tail)) {
 		spin_lock(&q->budget_lock);
@@ -159,6 +161,7 @@ void tplan_queue_fault(struct tplan_queue *q, u32 reason)
 	q->fault_offset = rptr;
 	q->fault_dword = q->ring[(rptr & (q->ring_size - 1)) >> 2];
 	q->fault_reason = reason;
+	/* Release: whoever sees FAULT sees where and why. */
 	smp_store_release(&q->state, TPLAN_QUEUE_FAULT);
 	trace_tplan_fault(q->group->key, q->src, q->dst, rptr, q->fault_dword, reason);
 	pr_warn_ratelimited("queue %llx:%u->%u stopped at ring offset %llu, dword 0x%08x: fault %u\n",
@@ -198,9 +201,11 @@ static int tplan_queue_wait_rptr(struct tplan_queue *q, u64 target, long *timeou
 	long left;
 	int ret;
 
+	/* rptr with acquire, paired with the engine's release (queue.h). */
 	left = wait_event_interruptible_timeout(q->owner_wq,
-						smp_load_acquire(&q->rptr) >= target ||
+						smp_load_acquire(&q->rptr) >= target || /* queue.h */
 						tplan_queue_usable(q), *timeout);
+	/* Acquire again: the wait may have ended on a signal or a timeout. */
 	if (smp_load_acquire(&q->rptr) >= target)
 		return 0;
 	ret = tplan_queue_usable(q);
@@ -237,6 +242,7 @@ static int tplan_queue_wait_space(struct tplan_queue *q, u64 need, long *timeout
 {
 	if (need > q->ring_size)
 		return -EINVAL;
+	/* Acquire: the engine is done with the space below rptr (queue.h). */
 	if (tplan_ring_free(q->wtail, smp_load_acquire(&q->rptr), q->ring_size) >= need)
 		return 0;
 	tplan_queue_publish(q);
@@ -373,6 +379,7 @@ int tplan_queue_info(struct tplan_ucmd *ucmd)
 	if (ret)
 		return ret;
 	cmd->state = tplan_queue_state(q);
+	/* Acquire: pairs with the engine's release of rptr (queue.h). */
 	cmd->rptr = smp_load_acquire(&q->rptr);
 	cmd->wptr = q->wptr;
 	cmd->packets = READ_ONCE(q->packets);

@@ -187,10 +187,13 @@ static int tplan_soft_atomic(struct tplan_queue *q, const struct tplan_sdma_atom
 	v = tplan_group_translate(q->group, a->addr, 8);
 	if (!v)
 		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
-	/* Release: the copies before it are visible to whoever sees the add. */
+	/*
+	 * Release: the copies before it are visible to whoever sees the add;
+	 * and the add is visible before the waiters are woken.
+	 */
 	smp_mb__before_atomic();
 	atomic64_add((s64)a->src_data, v);
-	smp_mb__after_atomic();
+	smp_mb__after_atomic();		/* the add before the wake-up */
 	wake_up_all(&q->group->arrival_wq);
 	return TPLAN_EXEC_DONE;
 }
@@ -201,6 +204,7 @@ static int tplan_soft_fence(struct tplan_queue *q, const struct tplan_sdma_fence
 
 	if (!p)
 		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
+	/* Release: the packets before the fence are done for its reader. */
 	smp_store_release(p, f->data);
 	wake_up_all(&q->group->arrival_wq);
 	return TPLAN_EXEC_DONE;
@@ -252,6 +256,7 @@ static int tplan_soft_step(struct tplan_queue *q, u64 rptr, u64 wptr, u32 *ndw)
 
 static bool tplan_soft_has_work(struct tplan_queue *q)
 {
+	/* Acquire: pairs with the owner's release of wptr (queue.h). */
 	return !READ_ONCE(q->state) && smp_load_acquire(&q->wptr) != q->rptr;
 }
 
