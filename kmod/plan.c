@@ -1036,29 +1036,45 @@ static int tplan_plan_drain(struct tplan_file *tf, struct tplan_plan *p, long ti
 	return 0;
 }
 
-/* Close parts left CLOSING whose chains have drained since. */
+/*
+ * Finish the parts left CLOSING that nothing holds back any more: a plan
+ * was closed, its gates are open, so the chains queued behind it drain
+ * (waited for, bounded).  Repeats while one finishes, since that may free
+ * another.  A part still blocked by a gated plan stays CLOSING.
+ */
 static void tplan_plans_finish_closing(struct tplan_file *tf)
 {
 	struct tplan_group *g = tf->group;
-	struct tplan_plan *p, *found;
-	bool blocked;
+	struct tplan_plan *p, **closing;
+	bool progress = true;
+	u32 n, i;
 
-	do {
-		found = NULL;
+	while (progress) {
+		progress = false;
+		n = 0;
 		mutex_lock(&g->lock);
-		list_for_each_entry(p, &g->plans, node) {
+		list_for_each_entry(p, &g->plans, node)
 			if (p->attached & BIT(tf->rank) &&
-			    p->part[tf->rank].state == TPLAN_PLAN_CLOSING) {
-				found = p;
-				break;
-			}
-		}
+			    p->part[tf->rank].state == TPLAN_PLAN_CLOSING)
+				n++;
+		closing = n ? kmalloc_array(n, sizeof(*closing), GFP_KERNEL) : NULL;
+		n = 0;
+		if (closing)
+			list_for_each_entry(p, &g->plans, node)
+				if (p->attached & BIT(tf->rank) &&
+				    p->part[tf->rank].state == TPLAN_PLAN_CLOSING)
+					closing[n++] = p;
 		mutex_unlock(&g->lock);
-		if (!found || !tplan_plan_drained(tf, found, &blocked) ||
-		    tplan_plan_drain(tf, found, tplan_timeout_jiffies(0)))
-			break;
-		tplan_plan_part_closed(tf, found);
-	} while (found);
+
+		/* This rank's part is open, so none of these plans can be freed. */
+		for (i = 0; i < n; i++) {
+			if (tplan_plan_drain(tf, closing[i], tplan_timeout_jiffies(0)))
+				continue;
+			tplan_plan_part_closed(tf, closing[i]);
+			progress = true;
+		}
+		kfree(closing);
+	}
 }
 
 int tplan_plan_close(struct tplan_ucmd *ucmd)
