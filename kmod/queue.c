@@ -181,9 +181,17 @@ int tplan_queue_usable(struct tplan_queue *q)
 	return 0;
 }
 
-static bool tplan_queue_prepared(struct tplan_queue *q)
+/*
+ * May the host queue work (put, inject) or wait (quiet) here?  Not while
+ * prepared chains wait on their gates (the budget rule, top of file).
+ */
+static int tplan_queue_host_usable(struct tplan_queue *q)
 {
-	return READ_ONCE(q->prep_charged) != 0;
+	int ret = tplan_queue_usable(q);
+
+	if (ret)
+		return ret;
+	return READ_ONCE(q->prep_charged) ? -EBUSY : 0;
 }
 
 static void tplan_queue_publish(struct tplan_queue *q)
@@ -311,11 +319,9 @@ int tplan_put(struct tplan_ucmd *ucmd)
 	    (!IS_ALIGNED(cmd->signal_offset, 8) ||
 	     !tplan_range_ok(cmd->signal_offset, 8, g->heap_size)))
 		return -EINVAL;
-	ret = tplan_queue_usable(q);
+	ret = tplan_queue_host_usable(q);
 	if (ret)
 		return ret;
-	if (tplan_queue_prepared(q))
-		return -EBUSY;
 
 	src = g->heaps[tf->rank].dev_base + cmd->src_offset;
 	dst = g->heaps[cmd->peer].dev_base + cmd->dst_offset;
@@ -361,11 +367,9 @@ int tplan_quiet(struct tplan_ucmd *ucmd)
 	ret = tplan_queue_get(ucmd->tf, cmd->peer, &q);
 	if (ret)
 		return ret;
-	ret = tplan_queue_usable(q);
+	ret = tplan_queue_host_usable(q);
 	if (ret)
 		return ret;
-	if (tplan_queue_prepared(q))
-		return -EBUSY;
 	return tplan_queue_wait_rptr(q, q->wptr, &timeout);
 }
 
@@ -417,11 +421,9 @@ int tplan_queue_inject(struct tplan_ucmd *ucmd)
 		return ret;
 	if (cmd->ndw * 4 > q->ring_size / 2)
 		return -EINVAL;
-	ret = tplan_queue_usable(q);
+	ret = tplan_queue_host_usable(q);
 	if (ret)
 		return ret;
-	if (tplan_queue_prepared(q))
-		return -EBUSY;
 
 	raw = memdup_user(u64_to_user_ptr(cmd->dwords), cmd->ndw * 4);
 	if (IS_ERR(raw))
