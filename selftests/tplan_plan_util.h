@@ -64,21 +64,7 @@ static inline uint64_t tp_seed(unsigned int rank, uint32_t round, uint64_t salt)
 static inline int tp_join(struct tplan_rank_env *env, uint64_t heap_size, uint32_t sdma_ip,
 			  struct tplan_ctx **ctxp)
 {
-	struct tplan_join_params p = {
-		.key = env->key, .world_size = env->world, .rank = env->rank,
-		.heap_size = heap_size, .sdma_ip = sdma_ip,
-		.timeout_ms = TPLAN_TEST_TIMEOUT_MS,
-	};
-	int ret = tplan_ctx_open(ctxp, NULL);
-
-	if (ret)
-		return ret;
-	ret = tplan_ctx_join(*ctxp, &p);
-	if (ret) {
-		tplan_ctx_close(*ctxp);
-		*ctxp = NULL;
-	}
-	return ret;
+	return tplan_rank_join_ip(env, heap_size, sdma_ip, ctxp);
 }
 
 /* ---- raw plans ------------------------------------------------------------ */

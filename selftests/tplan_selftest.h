@@ -67,46 +67,8 @@ static inline int tplan_test_ioctl(int fd, unsigned long cmd, void *arg)
  *   full_size plus a zero tail            -> accepted
  *   full_size plus a non-zero tail byte   -> E2BIG, at every tail position
  * Returns 0 or a line number of the first broken rule, for ASSERT_EQ.
- */
-static inline int tplan_size_sweep(int fd, unsigned long cmd, const void *valid,
-				   uint32_t min_size, uint32_t full_size)
-{
-	enum { TAIL = 64 };
-	unsigned char *buf = calloc(1, full_size + TAIL);
-	uint32_t size;
-	int ret = 0;
-
-	if (!buf)
-		return __LINE__;
-	for (size = 0; size < min_size && !ret; size++) {
-		memcpy(buf, valid, full_size);
-		memcpy(buf, &size, sizeof(size));
-		if (tplan_test_ioctl(fd, cmd, buf) != -EINVAL)
-			ret = __LINE__;
-	}
-	for (size = full_size; size <= full_size + TAIL && !ret; size += 8) {
-		memset(buf, 0, full_size + TAIL);
-		memcpy(buf, valid, full_size);
-		memcpy(buf, &size, sizeof(size));
-		if (tplan_test_ioctl(fd, cmd, buf) != 0)
-			ret = __LINE__;
-	}
-	for (size = full_size + 1; size <= full_size + TAIL && !ret; size++) {
-		memset(buf, 0, full_size + TAIL);
-		memcpy(buf, valid, full_size);
-		memcpy(buf, &size, sizeof(size));
-		buf[size - 1] = 0x5a;	/* the last byte of the tail */
-		if (tplan_test_ioctl(fd, cmd, buf) != -E2BIG)
-			ret = __LINE__;
-	}
-	free(buf);
-	return ret;
-}
-
-/*
- * The size contract for an ioctl that succeeds only once per file (a
- * join): call(buf, arg) does the ioctl on a fresh file and returns 0 or
- * -errno.  Same rules and result as tplan_size_sweep().
+ * call(buf, arg) does the ioctl and returns 0 or -errno; for one that
+ * succeeds only once per file (a join) it uses a fresh file each time.
  */
 static inline int tplan_size_sweep_fn(int (*call)(void *buf, void *arg), void *arg,
 				      const void *valid, uint32_t min_size, uint32_t full_size)
@@ -141,6 +103,27 @@ static inline int tplan_size_sweep_fn(int (*call)(void *buf, void *arg), void *a
 	}
 	free(buf);
 	return ret;
+}
+
+struct tplan_sweep_ioctl {
+	int fd;
+	unsigned long cmd;
+};
+
+static inline int tplan_sweep_ioctl_call(void *buf, void *arg)
+{
+	const struct tplan_sweep_ioctl *io = arg;
+
+	return tplan_test_ioctl(io->fd, io->cmd, buf);
+}
+
+/* The sweep for an ioctl that can be repeated on one file. */
+static inline int tplan_size_sweep(int fd, unsigned long cmd, const void *valid,
+				   uint32_t min_size, uint32_t full_size)
+{
+	struct tplan_sweep_ioctl io = { fd, cmd };
+
+	return tplan_size_sweep_fn(tplan_sweep_ioctl_call, &io, valid, min_size, full_size);
 }
 
 static inline uint64_t tplan_now_ms(void)
@@ -517,15 +500,19 @@ static inline int tplan_test_inject_allowed(void)
 	return v[0] == 'Y' || v[0] == '1';
 }
 
-/* Open a context and join env's group as env's rank. */
-static inline int tplan_rank_join(struct tplan_rank_env *env, uint64_t heap_size,
-				  struct tplan_ctx **ctxp)
+/*
+ * Open a context and join env's group as env's rank, with sdma_ip (0: the
+ * library's default).
+ */
+static inline int tplan_rank_join_ip(struct tplan_rank_env *env, uint64_t heap_size,
+				     uint32_t sdma_ip, struct tplan_ctx **ctxp)
 {
 	struct tplan_join_params p = {
 		.key = env->key,
 		.world_size = env->world,
 		.rank = env->rank,
 		.heap_size = heap_size,
+		.sdma_ip = sdma_ip,
 		.timeout_ms = TPLAN_TEST_TIMEOUT_MS,
 	};
 	int ret = tplan_ctx_open(ctxp, NULL);
@@ -538,6 +525,12 @@ static inline int tplan_rank_join(struct tplan_rank_env *env, uint64_t heap_size
 		*ctxp = NULL;
 	}
 	return ret;
+}
+
+static inline int tplan_rank_join(struct tplan_rank_env *env, uint64_t heap_size,
+				  struct tplan_ctx **ctxp)
+{
+	return tplan_rank_join_ip(env, heap_size, 0, ctxp);
 }
 
 /* A raw join on fd; 0 or -errno. */
