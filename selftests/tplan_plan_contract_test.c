@@ -311,9 +311,13 @@ static int rank_rearm(struct tplan_rank_env *env)
 		memset(p.dw, 0xff, p.ndw * 4ULL);
 		tp_fill(own, C6_PART, tp_seed(0, 1, salt));
 	} else {
+		/*
+		 * Before prepare: its last vote lets rank 0 start, mark and
+		 * send round 1 here at once.
+		 */
+		memset(own, 0xee, C6_PART);
 		s.nchunks = 0;
 		RANK_OK(tp_prepare(&p, &s));
-		memset(own, 0xee, C6_PART);
 	}
 	RANK_OK(tp_start(&p, &st));
 	RANK_EQ(1, st.round);
@@ -334,8 +338,12 @@ static int rank_rearm(struct tplan_rank_env *env)
 		/* Still round 1's data: round 2 is not queued anywhere yet. */
 		RANK_EQ(1, tp_gate_read(&p, 1, 0, TPLAN_GATE_ARRIVAL));
 		tp_fill(img, C6_PART, tp_seed(0, 1, salt));
-		if (memcmp(peer_view, img, 1024) || memcmp(peer_view + 2048, img + 2048, 1024))
-			RANK_FAIL("round-2 data landed before rank 1 re-armed");
+		if (memcmp(peer_view, img, 1024) || memcmp(peer_view + 2048, img + 2048, 1024)) {
+			tp_fill(img, C6_PART, tp_seed(0, 2, salt));
+			if (!memcmp(peer_view, img, 1024))
+				RANK_FAIL("round-2 data landed before rank 1 re-armed");
+			RANK_FAIL("round 1's data is not what rank 0 wrote");
+		}
 		RANK_OK(tp_next(&p, &round));
 		RANK_EQ(2, round);
 	}
