@@ -112,9 +112,11 @@ lib: $(LIB_SO) $(LIB_A) $(BUILD)/lib/tplan.pc
 SELFTEST_SRCS := $(wildcard selftests/*_test.c)
 SELFTEST_BINS := $(SELFTEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 SELFTEST_SCRIPTS := $(wildcard selftests/*.sh)
-$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(LIB_A) $(KSFT_INC)/kselftest_harness.h $(LIB_HDRS)
+# A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h).
+$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h $(LIB_A) \
+		$(KSFT_INC)/kselftest_harness.h $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) \
+	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) -Iexamples \
 		-static -pthread $< -o $@ $(LIB_A)
 selftests: $(SELFTEST_BINS)
 	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/
@@ -172,8 +174,8 @@ print-host-tests:
 # ---- examples (static, so they also run in the VM) ----------------------
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
-$(BUILD)/examples/%: examples/%.c $(LIB_A) $(LIB_HDRS)
+$(BUILD)/examples/%: examples/%.c $(wildcard examples/*.h) $(LIB_A) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -static -pthread $< -o $@ $(LIB_A)
+	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -Iexamples -static -pthread $< -o $@ $(LIB_A)
 examples: $(EXAMPLE_BINS)
 .PHONY: examples

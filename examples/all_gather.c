@@ -11,9 +11,10 @@
  * by tile: program p of the producer takes steps p, p + programs, ... and
  * marks chunk step / programs ready after each tile, so with
  * tiles_per_chunk = programs the chunks complete in order.  The schedule is
- * built from the producer's own step-to-tile function (tile_of), so the
- * two cannot disagree on which tiles a chunk holds.  Every round, every
- * rank checks every rank's rows; any mismatch makes the exit status 1.
+ * built from the producer's own step-to-tile function (tile_of(), the
+ * grouped order of GEMM kernels, from gemm_tiles.h), so the two cannot
+ * disagree on which tiles a chunk holds.  Every round, every rank checks
+ * every rank's rows; any mismatch makes the exit status 1.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gemm_tiles.h"
 #include "libtplan.h"
 #include "tplan_device.h"
 
@@ -33,28 +35,6 @@
 struct config {
 	unsigned int ranks, rounds, rows, cols, programs, tile_rows, tile_cols, group_m;
 };
-
-/* The producer's tiling of this rank's rows. */
-struct tiling {
-	uint32_t tiles_m, tiles_n, group_m;
-};
-
-/*
- * Step to tile, grouped as GEMM kernels order their tiles: group_m tile
- * rows at a time, column by column within the group.  Plain integer
- * arithmetic: the same function runs in the producer and in the schedule
- * builder.
- */
-static uint32_t tile_of(uint32_t step, void *arg)
-{
-	const struct tiling *t = arg;
-	uint32_t per_group = t->group_m * t->tiles_n;
-	uint32_t first_m = step / per_group * t->group_m;
-	uint32_t group_rows = t->tiles_m - first_m < t->group_m ? t->tiles_m - first_m : t->group_m;
-	uint32_t in_group = step % per_group;
-
-	return (first_m + in_group % group_rows) * t->tiles_n + in_group / group_rows;
-}
 
 /* What rank `rank` writes at (row, col) of its rows in round `round`. */
 static uint32_t value_at(uint32_t rank, uint32_t round, uint32_t row, uint32_t col)
@@ -73,7 +53,7 @@ struct rank_state {
 	struct tplan_ctx *ctx;
 	unsigned int rank;
 	uint32_t *out;		/* this process's mapping of out in its own heap */
-	struct tiling tiling;
+	struct gemm_tiling tiling;	/* of this rank's rows */
 	uint32_t ntiles;
 };
 
@@ -97,7 +77,7 @@ static void *program_main(void *arg)
 
 	tplan_view_init(&v, prog->handle);
 	for (step = prog->id; step < rs->ntiles; step += cfg->programs) {
-		uint32_t tile = tile_of(step, (void *)&rs->tiling);
+		uint32_t tile = tile_of(step, &rs->tiling);
 		uint32_t r0 = tile / rs->tiling.tiles_n * cfg->tile_rows;
 		uint32_t c0 = tile % rs->tiling.tiles_n * cfg->tile_cols;
 		uint32_t r1 = r0 + cfg->tile_rows < cfg->rows ? r0 + cfg->tile_rows : cfg->rows;
@@ -231,14 +211,14 @@ static int run_rank(const struct config *cfg, uint64_t key, unsigned int rank)
 	part = out;
 	part.offset = off + (uint64_t)rank * cfg->rows * cfg->cols * sizeof(uint32_t);
 	part.rows = cfg->rows;
-	rs.tiling = (struct tiling) {
+	rs.tiling = (struct gemm_tiling) {
 		.tiles_m = (cfg->rows + cfg->tile_rows - 1) / cfg->tile_rows,
 		.tiles_n = (cfg->cols + cfg->tile_cols - 1) / cfg->tile_cols,
 		.group_m = cfg->group_m,
 	};
 	rs.ntiles = rs.tiling.tiles_m * rs.tiling.tiles_n;
 	ret = tplan_schedule_tile_chunks(&part, cfg->tile_rows, cfg->tile_cols, cfg->programs,
-					 tile_of, &rs.tiling, &out, &schedule);
+					 gemm_tile_order, &rs.tiling, &out, &schedule);
 	if (ret)
 		FAIL(&rs, "tile_chunks schedule", ret);
 	ret = tplan_prepare_all_gather(rs.ctx, &out, schedule, &plan);

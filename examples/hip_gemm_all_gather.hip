@@ -11,7 +11,7 @@
  * its rows, C_r = A_r x B + round, where A_r (rows x depth) is its own and
  * B (depth x cols) is the same on every rank.  The kernel is persistent:
  * program p takes steps p, p + programs, ...; tile_of(step)
- * (hip_gemm_tiles.h, __host__ __device__) says which tile it computes, and
+ * (gemm_tiles.h, __host__ __device__) says which tile it computes, and
  * after the tile's stores the whole workgroup marks chunk step / programs
  * ready.  The schedule comes from tplan_schedule_tile_chunks() with that
  * same tile_of (through gemm_tile_order()) and tiles_per_chunk = programs,
@@ -59,7 +59,7 @@
 
 #include "libtplan.h"
 #include "tplan_device.h"
-#include "hip_gemm_tiles.h"
+#include "gemm_tiles.h"
 
 #define EXIT_SKIP 4
 #define WAIT_TIMEOUT_MS 30000

@@ -10,6 +10,7 @@
  */
 #include "tplan_selftest.h"
 #include "tplan_device.h"
+#include "gemm_tiles.h"
 
 #define WORLD		4
 #define HEAP_BYTES	(16u << 20)
@@ -22,21 +23,6 @@ enum producer {
 	TILES_GROUPED,
 	HAND_BUILT,
 };
-
-struct grouped {
-	uint32_t tiles_m, tiles_n, group_m;
-};
-
-/* Triton's grouped GEMM order, the producer's own step-to-tile function. */
-static uint32_t tile_of(uint32_t step, void *arg)
-{
-	const struct grouped *g = arg;
-	uint32_t in_group = g->group_m * g->tiles_n;
-	uint32_t first_m = step / in_group * g->group_m;
-	uint32_t size_m = g->tiles_m - first_m < g->group_m ? g->tiles_m - first_m : g->group_m;
-
-	return (first_m + (step % in_group) % size_m) * g->tiles_n + (step % in_group) / size_m;
-}
 
 static int join(struct tplan_rank_env *env, struct tplan_ctx **ctx)
 {
@@ -85,7 +71,7 @@ static int run_producer(struct tplan_rank_env *env)
 {
 	enum producer kind = (enum producer)(uintptr_t)env->arg;
 	struct layout l = { .R = 40, .C = 52 };
-	struct grouped g = { .tiles_m = 5, .tiles_n = 4, .group_m = 2 };
+	struct gemm_tiling g = { .tiles_m = 5, .tiles_n = 4, .group_m = 2 };
 	const uint32_t tile_rows = 8, tile_cols = 13, tiles_per_chunk = 3, rows_per_chunk = 7;
 	struct tplan_schedule *s = NULL;
 	struct tplan_tensor out, mine;
@@ -117,7 +103,7 @@ static int run_producer(struct tplan_rank_env *env)
 		break;
 	case TILES_GROUPED:
 		RANK_OK(tplan_schedule_tile_chunks(&mine, tile_rows, tile_cols, tiles_per_chunk,
-						   tile_of, &g, &out, &s));
+						   gemm_tile_order, &g, &out, &s));
 		break;
 	case HAND_BUILT: {
 		/*

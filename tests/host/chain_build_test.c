@@ -12,6 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "chain_fixture.h"
+#include "gemm_tiles.h"
 #include "libtplan.h"
 #include "chain_build.h"
 
@@ -313,34 +314,20 @@ TEST_F(build, large_range_split_by_the_chain)
 	tplan_schedule_free(s);
 }
 
-struct grouped {
-	uint32_t tiles_m, tiles_n, group_m;
-};
-
-static uint32_t tile_of(uint32_t step, void *arg)
-{
-	const struct grouped *g = arg;
-	uint32_t in_group = g->group_m * g->tiles_n;
-	uint32_t first_m = step / in_group * g->group_m;
-	uint32_t size_m = g->tiles_m - first_m < g->group_m ? g->tiles_m - first_m : g->group_m;
-
-	return (first_m + (step % in_group) % size_m) * g->tiles_n + (step % in_group) / size_m;
-}
-
 /* A GEMM's bf16 output tiles, grouped order, clipped edge tiles: all sub-windows. */
 TEST_F(build, gemm_tiles)
 {
 	struct tplan_tensor base = { .offset = part(0, 0), .rows = 4 * 1000, .cols = 1000,
 				     .elem_size = 2 };
 	struct tplan_tensor mine = base;
-	struct grouped g = { .tiles_m = 8, .tiles_n = 8, .group_m = 4 };
+	struct gemm_tiling g = { .tiles_m = 8, .tiles_n = 8, .group_m = 4 };
 	struct tplan_schedule *s;
 
 	/* rank RANK's rows of the gathered output, in its own part */
 	mine.offset = part(RANK, 0);
 	mine.rows = 1000;
 	base.offset = part(RANK, 0) - RANK * 1000 * 2000ULL;
-	ASSERT_EQ(0, tplan_schedule_tile_chunks(&mine, 128, 128, 8, tile_of, &g, &base, &s));
+	ASSERT_EQ(0, tplan_schedule_tile_chunks(&mine, 128, 128, 8, gemm_tile_order, &g, &base, &s));
 	ASSERT_EQ(8, tplan_schedule_nchunks(s));
 	EXPECT_EQ(0, check_schedule(self, s));
 	EXPECT_EQ(8, self->last.windows);

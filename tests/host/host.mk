@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Host unit tests of the plain-C parts (codec, limits, validator, ring,
-# schedules, chain building).
+# schedules, chain building, the examples' GEMM tiling).
 # Included by the top Makefile; paths are from the repository root.
 # Standalone: make -f tests/host/host.mk host-check
 
@@ -9,14 +9,15 @@ KSFT_INC ?= $(BUILD)/ksft
 HOST_CC ?= cc
 HOST_CFLAGS ?= -std=gnu11 -O2 -g -Wall -Wextra -Werror
 # -isystem: the 6.1 harness itself trips -Wextra (unused parameters).
-HOST_CPPFLAGS := -Iuapi -Ikmod -Ilibtplan -isystem $(KSFT_INC)
+HOST_CPPFLAGS := -Iuapi -Ikmod -Ilibtplan -Iexamples -isystem $(KSFT_INC)
 LINUX_SOURCE_TAR ?= /usr/src/linux-source-6.1.tar.xz
 
 HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod/chain_validate.h \
-	kmod/ring.h libtplan/libtplan.h libtplan/chain_build.h)
+	kmod/ring.h libtplan/libtplan.h libtplan/chain_build.h examples/gemm_tiles.h)
 
 # Each test and the plain-C files it links (the same sources tplan.ko builds).
-HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test schedule_test chain_build_test device_view_test
+HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test schedule_test chain_build_test \
+	device_view_test gemm_tiles_test
 HOST_SRCS_sdma_codec_test :=
 HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c
 HOST_SRCS_ring_test := kmod/ring.c
@@ -27,6 +28,10 @@ HOST_SRCS_chain_build_test := libtplan/schedule.c libtplan/chain_build.c \
 HOST_SRCS_device_view_test :=
 HOST_FLAGS_device_view_test := -Idevice -pthread
 HOST_DEPS_device_view_test := $(BUILD)/host/device_header.stamp
+# The examples' GEMM tiling (examples/gemm_tiles.h), also the producer's
+# order in the schedule and chain tests: tile_of() through its
+# tplan_tile_order_fn wrapper gives the schedule that direct calls give.
+HOST_SRCS_gemm_tiles_test := libtplan/schedule.c
 
 HOST_TEST_BINS += $(addprefix $(BUILD)/host/,$(HOST_TEST_NAMES))
 

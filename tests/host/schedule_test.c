@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
+#include "gemm_tiles.h"
 #include "libtplan.h"
 
 #define MiB (1ULL << 20)
@@ -221,26 +222,9 @@ TEST(chunks_split_at_1GiB)
 	tplan_schedule_free(s);
 }
 
-/* Triton's grouped ordering of a GEMM's tiles: GROUP_M tile rows at a time. */
-struct grouped {
-	uint32_t tiles_m, tiles_n, group_m;
-};
-
-static uint32_t tile_of(uint32_t step, void *arg)
-{
-	const struct grouped *g = arg;
-	uint32_t in_group = g->group_m * g->tiles_n;
-	uint32_t first_m = step / in_group * g->group_m;
-	uint32_t size_m = g->tiles_m - first_m < g->group_m ? g->tiles_m - first_m : g->group_m;
-	uint32_t pid_m = first_m + (step % in_group) % size_m;
-	uint32_t pid_n = (step % in_group) / size_m;
-
-	return pid_m * g->tiles_n + pid_n;
-}
-
 FIXTURE(tiles) {
 	struct tplan_tensor base, mine;
-	struct grouped g;
+	struct gemm_tiling g;	/* Triton's grouped order, GROUP_M tile rows at a time */
 	uint32_t tile_rows, tile_cols;
 };
 
@@ -255,7 +239,7 @@ FIXTURE_SETUP(tiles)
 	self->tile_rows = 32;
 	self->tile_cols = 128;
 	/* 4 x 8 tiles; the bottom row is 4 rows high, the right column 104 wide */
-	self->g = (struct grouped) { .tiles_m = 4, .tiles_n = 8, .group_m = 3 };
+	self->g = (struct gemm_tiling) { .tiles_m = 4, .tiles_n = 8, .group_m = 3 };
 }
 
 FIXTURE_TEARDOWN(tiles)
@@ -272,7 +256,7 @@ TEST_F(tiles, grouped_order)
 
 	ASSERT_NE(NULL, seen);
 	ASSERT_EQ(0, tplan_schedule_tile_chunks(&self->mine, self->tile_rows, self->tile_cols, tpc,
-						tile_of, &self->g, &self->base, &s));
+						gemm_tile_order, &self->g, &self->base, &s));
 	ASSERT_EQ(7, tplan_schedule_nchunks(s));	/* 6 x 5 tiles + 2 */
 	for (c = 0; c < 7; c++) {
 		r = tplan_schedule_chunk(s, c, &n, &writers);

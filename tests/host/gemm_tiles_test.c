@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tiling of examples/hip_gemm_all_gather.hip (examples/hip_gemm_tiles.h)
+ * The tiling of examples/hip_gemm_all_gather.hip (examples/gemm_tiles.h)
  * in its host build: tile_of() is Triton's grouped order and visits every
  * tile once, and the schedule tplan_schedule_tile_chunks() builds through
  * gemm_tile_order() is what the kernel's persistent loop marks: chunk
@@ -11,7 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "libtplan.h"
-#include "hip_gemm_tiles.h"
+#include "gemm_tiles.h"
 
 TEST(grouped_order_small)
 {

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hip_gemm_tiles.h: the tiling of examples/hip_gemm_all_gather.hip, shared
- * by its GPU kernel, its host code (the schedule) and a host unit test.
+ * gemm_tiles.h: the tiling of a GEMM producer, shared by
+ * examples/hip_gemm_all_gather.hip (its GPU kernel and the schedule its
+ * host code builds), the CPU producer of examples/all_gather.c, and the
+ * tests that give the schedule builders a producer's order.
  *
- * tile_of() is the kernel's step-to-tile mapping.  It is __host__
+ * tile_of() is the producer's step-to-tile mapping.  It is __host__
  * __device__ under HIP and plain C elsewhere, so the schedule given to
  * tplan_schedule_tile_chunks() is built from the very function the kernel
  * runs (through gemm_tile_order(), a tplan_tile_order_fn) and the two
- * cannot drift.  The tile shape lives here for the same reason.
+ * cannot drift.  The HIP example's tile shape lives here for the same
+ * reason.
  */
-#ifndef HIP_GEMM_TILES_H
-#define HIP_GEMM_TILES_H
+#ifndef GEMM_TILES_H
+#define GEMM_TILES_H
 
 #include <stdint.h>
 
@@ -72,4 +75,4 @@ static inline uint32_t gemm_tile_order(uint32_t step, void *arg)
 	return tile_of(step, (const struct gemm_tiling *)arg);
 }
 
-#endif /* HIP_GEMM_TILES_H */
+#endif /* GEMM_TILES_H */
