@@ -6,10 +6,10 @@ BUILD ?= build
 BENCH_SECONDS ?= 2
 
 $(BUILD)/bench/chain_validate_bench: bench/chain_validate_bench.c kmod/sdma_limits.c \
-		kmod/chain_validate.c $(wildcard uapi/*.h kmod/*.h tests/host/chain_fixture.h)
+		kmod/chain_validate.c kmod/chain_overlap.c $(wildcard uapi/*.h kmod/*.h tests/host/chain_fixture.h)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iuapi -Ikmod -Itests/host -o $@ \
-		bench/chain_validate_bench.c kmod/sdma_limits.c kmod/chain_validate.c
+		bench/chain_validate_bench.c kmod/sdma_limits.c kmod/chain_validate.c kmod/chain_overlap.c
 
 .PHONY: bench-validate
 bench-validate: $(BUILD)/bench/chain_validate_bench

@@ -5,7 +5,10 @@
  *
  * The chains are the shapes plan creation sees: GEMM tiles (sub-window
  * copies, tile_chunks) and large row blocks split into maximum-size
- * linear copies on SDMA 4.4.2 (chunks).  Usage: chain_validate_bench [SECONDS]
+ * linear copies on SDMA 4.4.2 (chunks).  Then the group-wide overlap check
+ * on its worst legal shape: two ranks sending interleaved column strips of
+ * the same rows, every span inside every other's extent.
+ * Usage: chain_validate_bench [SECONDS]
  */
 #include <stdio.h>
 #include <time.h>
@@ -22,6 +25,33 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Seconds to check n interleaved strips of 64 rows (two ranks), best of 3. */
+static double overlap_strips(u32 n, int *ret)
+{
+	struct tplan_chain_span *s = calloc(n, sizeof(*s));
+	struct tplan_chain_reject why;
+	double best = 1e30, t0;
+	const u64 w = 64;
+	u32 i, trial;
+
+	*ret = -ENOMEM;
+	if (!s)
+		return 0;
+	for (trial = 0; trial < 3; trial++) {
+		for (i = 0; i < n; i++)
+			s[i] = (struct tplan_chain_span) {
+				.start = i * w, .width = w, .pitch = n * w, .rows = 64,
+				.rank = i % 2, .chain = i, .packet = 1,
+			};
+		t0 = now();
+		*ret = tplan_chain_check_overlap(s, n, &why);
+		t0 = now() - t0;
+		best = t0 < best ? t0 : best;
+	}
+	free(s);
+	return best;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 2.0;
@@ -33,6 +63,7 @@ int main(int argc, char **argv)
 	double t0, t_val, t_cpy, best_val = 1e30, best_cpy = 1e30;
 	unsigned char *src, *dst;
 	u32 sink = 0;
+	int failed = 0;
 	u32 i, t, trial, off;
 
 	tplan_sdma_limits_init(&lim, TPLAN_SDMA_IP_4_4_2, 0);
@@ -98,10 +129,18 @@ int main(int argc, char **argv)
 	printf("memcpy same bytes: %.1f MB/s\n", bytes * passes / best_cpy / 1e6);
 	printf("ratio:             validation takes %.1fx the time of memcpy of the same bytes\n",
 	       best_val / best_cpy);
+	for (i = 8192; i <= 131072; i *= 4) {
+		int ret;
+		double t = overlap_strips(i, &ret);
+
+		printf("overlap check:     %6u interleaved strips (2 ranks, 64 rows each): %.3f s%s\n",
+		       i, t, ret ? " (FAILED)" : "");
+		failed |= ret != 0;
+	}
 	for (i = 0; i < CHAINS; i++)
 		fx_chain_free(&c[i]);
 	free(src);
 	free(dst);
 	/* the results feed the exit status, so no pass is optimised away */
-	return sink == 0xffffffffu;
+	return sink == 0xffffffffu || failed;
 }

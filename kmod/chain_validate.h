@@ -9,7 +9,7 @@
  *   1. tplan_chain_validate() every chain;
  *   2. tplan_chain_spans() to list the bytes each chain copies;
  * then, with every rank's spans gathered:
- *   3. tplan_chain_check_overlap().
+ *   3. tplan_chain_check_overlap() (chain_overlap.c).
  */
 #ifndef _TPLAN_CHAIN_VALIDATE_H
 #define _TPLAN_CHAIN_VALIDATE_H
@@ -68,17 +68,22 @@ struct tplan_chain_span {
 int tplan_chain_spans(const u32 *dw, u32 ndw, u64 heap_base, u32 rank,
 		      u32 chain_index, struct tplan_chain_span *out, u32 room);
 
+/* Ranks a span may name (a group's largest world size). */
+#define TPLAN_CHAIN_MAX_RANKS 16
+
 /*
- * Finds the first pair of spans of different ranks that share a byte
- * (exactly: sub-windows in the same rows with disjoint columns do not).
- * Sorts spans in place; scratch holds n entries.  Sort and sweep: the
- * pairs examined are those whose extents overlap, each in O(1) for equal
- * pitches and O(rows) otherwise.
+ * Whether two spans of different ranks share a byte (chain_overlap.c),
+ * exactly: sub-windows in the same rows with disjoint columns do not.
+ * Sorts spans in place.  O(n log n) for spans of one row pitch and byte
+ * ranges, however they interleave; spans of two different pitches whose
+ * extents overlap are compared pairwise.
  * Returns 0, -EINVAL with *why (TPLAN_CHAIN_R_OVERLAP; the rank, chain and
- * packet of both; value = the lowest shared byte offset), or -ERANGE for a
- * malformed span (empty, or ending beyond 2^62).
+ * packet of both, the one later in start order first; value = the lowest
+ * byte offset they share), -ERANGE for a malformed span (empty, ending
+ * beyond 2^62, rank >= TPLAN_CHAIN_MAX_RANKS), -ENOMEM, or (in the
+ * kernel) -EINTR when the caller is killed meanwhile.
  */
-int tplan_chain_check_overlap(struct tplan_chain_span *spans, u32 n, u32 *scratch,
+int tplan_chain_check_overlap(struct tplan_chain_span *spans, u32 n,
 			      struct tplan_chain_reject *why);
 
 #endif /* _TPLAN_CHAIN_VALIDATE_H */

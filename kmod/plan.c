@@ -519,7 +519,7 @@ static int tplan_prepare_overlap(struct tplan_group *g, struct tplan_plan *p,
 				 struct tplan_chain_reject *why)
 {
 	struct tplan_chain_span *spans;
-	u32 r, n = 0, *scratch;
+	u32 r, n = 0;
 	int ret;
 
 	for (r = 0; r < g->world_size; r++)
@@ -527,8 +527,7 @@ static int tplan_prepare_overlap(struct tplan_group *g, struct tplan_plan *p,
 	if (!n)
 		return 0;
 	spans = kvmalloc_array(n, sizeof(*spans), TPLAN_GFP_USER_SIZED);
-	scratch = kvmalloc_array(n, sizeof(*scratch), TPLAN_GFP_USER_SIZED);
-	if (!spans || !scratch) {
+	if (!spans) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -537,11 +536,10 @@ static int tplan_prepare_overlap(struct tplan_group *g, struct tplan_plan *p,
 		memcpy(spans + n, p->part[r].spans, p->part[r].nspans * sizeof(*spans));
 		n += p->part[r].nspans;
 	}
-	ret = tplan_chain_check_overlap(spans, n, scratch, why);
+	ret = tplan_chain_check_overlap(spans, n, why);
 	if (ret == -ERANGE)
 		ret = -EINVAL;
 out:
-	kvfree(scratch);
 	kvfree(spans);
 	return ret;
 }

@@ -14,5 +14,5 @@ fuzz:
 fuzz-corpus:
 	@mkdir -p $(BUILD)/fuzz
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Iuapi -Ikmod -Itests/host \
-		-o $(BUILD)/fuzz/make_corpus tests/fuzz/make_corpus.c kmod/sdma_limits.c kmod/chain_validate.c
+		-o $(BUILD)/fuzz/make_corpus tests/fuzz/make_corpus.c kmod/sdma_limits.c kmod/chain_validate.c kmod/chain_overlap.c
 	$(BUILD)/fuzz/make_corpus tests/fuzz/corpus

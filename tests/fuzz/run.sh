@@ -14,7 +14,7 @@ mkdir -p "$out"
 
 if ! "$CLANG" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -Iuapi -Ikmod -Itests/host -o "$out/fuzz_chain" \
-	tests/fuzz/fuzz_chain.c kmod/sdma_limits.c kmod/chain_validate.c >"$out/build.log" 2>&1; then
+	tests/fuzz/fuzz_chain.c kmod/sdma_limits.c kmod/chain_validate.c kmod/chain_overlap.c >"$out/build.log" 2>&1; then
 	echo "not ok 1 - $name: build failed"
 	sed 's/^/# /' "$out/build.log" | tail -n 20
 	exit 1

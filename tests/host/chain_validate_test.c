@@ -631,10 +631,8 @@ static struct tplan_chain_span span(u32 rank, u32 chain, u32 packet, u64 start, 
 
 static int check(struct tplan_chain_span *s, u32 n, struct tplan_chain_reject *why)
 {
-	u32 scratch[64];
-
 	memset(why, 0, sizeof(*why));
-	return tplan_chain_check_overlap(s, n, scratch, why);
+	return tplan_chain_check_overlap(s, n, why);
 }
 
 /* The in-place all-gather: every rank sends its own rows. */
@@ -840,30 +838,157 @@ TEST(overlap_many_tiles)
 {
 	const u32 ranks = 16, tiles_m = 32, tiles_n = 32, bm = 128, bn = 64;
 	const u64 pitch = (u64)tiles_n * bn * 2;
-	u32 n = ranks * tiles_m * tiles_n, r, t, *scratch;
+	u32 n = ranks * tiles_m * tiles_n, r, t;
 	struct tplan_chain_span *s;
 	struct tplan_chain_reject why;
 
 	s = calloc(n, sizeof(*s));
-	scratch = calloc(n, sizeof(*scratch));
 	ASSERT_NE(NULL, s);
-	ASSERT_NE(NULL, scratch);
 	for (r = 0; r < ranks; r++)
 		for (t = 0; t < tiles_m * tiles_n; t++)
 			s[r * tiles_m * tiles_n + t] =
 				span(r, t, 1, ((u64)r * tiles_m * bm + (t / tiles_n) * bm) * pitch +
 				     (t % tiles_n) * bn * 2, bn * 2, pitch, bm);
-	ASSERT_EQ(0, tplan_chain_check_overlap(s, n, scratch, &why));
+	ASSERT_EQ(0, tplan_chain_check_overlap(s, n, &why));
 	/* one tile of rank 9 moved one row up into rank 8's last tile row */
 	for (t = 0; t < n; t++)
 		if (s[t].rank == 9 && s[t].chain == 5)
 			s[t].start -= pitch;
-	ASSERT_EQ(-EINVAL, tplan_chain_check_overlap(s, n, scratch, &why));
+	ASSERT_EQ(-EINVAL, tplan_chain_check_overlap(s, n, &why));
 	EXPECT_EQ(9, why.rank);
 	EXPECT_EQ(5, why.chain);
 	EXPECT_EQ(8, why.other_rank);
 	free(s);
-	free(scratch);
+}
+
+/*
+ * Two ranks sending interleaved column strips of the same rows (legal: no
+ * byte shared) put every span in every other's extent; the check stays
+ * exact, whichever strip is moved by one byte.
+ */
+TEST(overlap_interleaved_strips)
+{
+	const u32 strips = 4096, rows = 64;
+	const u64 w = 16, pitch = strips * w;
+	struct tplan_chain_span *s = calloc(strips, sizeof(*s));
+	struct tplan_chain_reject why;
+	u32 i;
+
+	ASSERT_NE(NULL, s);
+	for (i = 0; i < strips; i++)
+		s[i] = span(i % 2, i, 1, i * w, w, pitch, rows);
+	ASSERT_EQ(0, check(s, strips, &why));
+	for (i = 0; i < strips; i++)
+		s[i] = span(i % 2, i, 1, i * w, w, pitch, rows);
+	/* strip 1001 (rank 1) reaches one byte into strip 1002 (rank 0) */
+	for (i = 0; i < strips; i++)
+		if (s[i].chain == 1001)
+			s[i].width = w + 1;
+	ASSERT_EQ(-EINVAL, check(s, strips, &why));
+	EXPECT_EQ(1002 * w, why.value);
+	EXPECT_EQ(1002, why.rank == 0 ? why.chain : why.other_chain);
+	EXPECT_EQ(1001, why.rank == 1 ? why.chain : why.other_chain);
+	free(s);
+}
+
+/* Ranks past a group's largest world size are a malformed span. */
+TEST(overlap_rank_out_of_range)
+{
+	struct tplan_chain_span s[2];
+	struct tplan_chain_reject why;
+
+	s[0] = span(0, 0, 1, 0, 16, 16, 1);
+	s[1] = span(TPLAN_CHAIN_MAX_RANKS, 0, 1, 64, 16, 16, 1);
+	ASSERT_EQ(-ERANGE, check(s, 2, &why));
+}
+
+/*
+ * Many spans of few pitches (rows wrapping across the pitch too) and byte
+ * ranges from up to 16 ranks against a byte map: the check finds an
+ * overlap exactly when one exists, and names two spans that share the
+ * byte it reports.
+ */
+#define BIG_MAP 8192
+static int brute_any(const struct tplan_chain_span *s, u32 n, u64 *lowest)
+{
+	static int owner[BIG_MAP];
+	u64 x, best = BIG_MAP;
+	u32 i, r;
+
+	for (x = 0; x < BIG_MAP; x++)
+		owner[x] = -1;
+	for (i = 0; i < n; i++)
+		for (r = 0; r < s[i].rows; r++)
+			for (x = 0; x < s[i].width; x++) {
+				u64 b = s[i].start + r * s[i].pitch + x;
+
+				if (owner[b] >= 0 && owner[b] != (int)s[i].rank && b < best)
+					best = b;
+				if (owner[b] < 0)
+					owner[b] = (int)s[i].rank;
+			}
+	*lowest = best;
+	return best < BIG_MAP;
+}
+
+static bool span_has(const struct tplan_chain_span *s, u64 b)
+{
+	u32 r;
+
+	for (r = 0; r < s->rows; r++)
+		if (b >= s->start + r * s->pitch && b < s->start + r * s->pitch + s->width)
+			return true;
+	return false;
+}
+
+TEST(overlap_random_many_vs_bytemap)
+{
+	struct tplan_chain_span s[48], copy[48];
+	static const u64 pitches[] = { 64, 96, 256 };
+	struct tplan_chain_reject why;
+	u32 iter, i, n, found = 0, ranks;
+	u64 lowest;
+	int ret, any;
+
+	srandom(4321);
+	for (iter = 0; iter < 3000; iter++) {
+		n = 2 + random() % 46;
+		ranks = 2 + random() % 15;
+		for (i = 0; i < n; i++) {
+			u64 pitch = pitches[random() % (iter % 4 == 0 ? 3 : 1)];
+			u64 width = 1 + random() % (pitch - 1);
+			u32 rows = 1 + random() % 12;
+
+			if (random() % 4 == 0) {	/* a byte range */
+				rows = 1;
+				width = 1 + random() % 300;
+				pitch = width;
+			}
+			s[i] = span(random() % ranks, iter, i, random() % 4096, width, pitch, rows);
+		}
+		any = brute_any(s, n, &lowest);
+		memcpy(copy, s, sizeof(s));
+		ret = check(copy, n, &why);
+		ASSERT_EQ(any ? -EINVAL : 0, ret) TH_LOG("iteration %u", iter);
+		if (ret) {
+			const struct tplan_chain_span *a = NULL, *b = NULL;
+
+			found++;
+			for (i = 0; i < n; i++) {
+				if (s[i].rank == why.rank && s[i].packet == why.packet)
+					a = &s[i];
+				if (s[i].rank == why.other_rank && s[i].packet == why.other_packet)
+					b = &s[i];
+			}
+			ASSERT_NE(NULL, a);
+			ASSERT_NE(NULL, b);
+			ASSERT_NE(a->rank, b->rank);
+			ASSERT_TRUE(span_has(a, why.value) && span_has(b, why.value))
+				TH_LOG("iteration %u", iter);
+		}
+	}
+	ASSERT_GT(found, 300);
+	ASSERT_LT(found, 2900);
 }
 
 /* ---- limits ----------------------------------------------------------- */

@@ -19,7 +19,7 @@ HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod
 HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test schedule_test chain_build_test \
 	device_view_test gemm_tiles_test
 HOST_SRCS_sdma_codec_test :=
-HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c
+HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c kmod/chain_overlap.c
 HOST_SRCS_ring_test := kmod/ring.c
 HOST_SRCS_schedule_test := libtplan/schedule.c
 # Chains from the library's builders, checked by the kernel's own validator.
