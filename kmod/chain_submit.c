@@ -14,7 +14,6 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 {
 	struct tplan_chain_submit *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
-	long timeout = tplan_timeout_jiffies(0);
 	struct tplan_chain_image *images;
 	struct tplan_chain_desc *descs;
 	struct tplan_chain_env env;
@@ -28,7 +27,7 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 	if (cmd->flags || cmd->__reserved)
 		return -EINVAL;
 	if (!cmd->nchains || cmd->nchains > TPLAN_CHAIN_SUBMIT_MAX || !cmd->ndw ||
-	    cmd->ndw > TPLAN_CHAIN_MAX_DWORDS * 4ULL)
+	    cmd->ndw > TPLAN_CHAIN_SUBMIT_DWORDS_MAX)
 		return -EINVAL;
 	ret = tplan_queue_get(tf, cmd->peer, &q);
 	if (ret)
@@ -76,6 +75,7 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 			goto out_free;
 		images[i] = (struct tplan_chain_image) {
 			.dw = dw + at, .ndw = d->ndw, .ref = d->ref,
+			.raw_gate = tplan_group_translate(g, env.ready_gate, 4),
 		};
 		at += d->ndw;
 		total += d->ndw * 4ULL;
@@ -88,10 +88,14 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 	ret = tplan_queue_usable(q);
 	if (ret)
 		goto out_free;
+	/* The answer (no reject) goes out before anything is queued. */
+	ret = tplan_ucmd_respond(ucmd);
+	if (ret)
+		goto out_free;
 	ret = tplan_queue_budget_reserve(q, total);
 	if (ret)
 		goto out_free;
-	ret = tplan_queue_write_chains(q, images, cmd->nchains, &timeout);
+	ret = tplan_queue_write_chains(q, images, cmd->nchains, NULL, NULL);
 	if (ret)
 		tplan_queue_budget_unreserve(q, total);
 out_free:

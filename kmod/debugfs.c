@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * debugfs: tplan/group-<key>/ with a "group" file and one
- * "queue-<src>-<dst>" file per queue, "name: value" lines, for people and
- * tests looking at a live group.
+ * debugfs: tplan/stats (what users hold: groups, queues, plans, bytes,
+ * and the caps), and per group tplan/group-<key>-<serial>/ with a "group"
+ * file and one "queue-<src>-<dst>" file per queue, "name: value" lines,
+ * for people and tests looking at a live group.  The serial number keeps
+ * two groups of the same key apart.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -12,15 +14,22 @@
 
 static struct dentry *tplan_debugfs_root;
 
+static int tplan_stats_show(struct seq_file *m, void *unused)
+{
+	tplan_limits_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tplan_stats);
+
 static int tplan_group_show(struct seq_file *m, void *unused)
 {
 	struct tplan_group *g = m->private;
 
 	mutex_lock(&g->lock);
-	seq_printf(m, "key: %llx\nworld_size: %u\njoined: 0x%x\nheap_size: %llu\n",
-		   g->key, g->world_size, g->joined, g->heap_size);
-	seq_printf(m, "sdma_ip: 0x%06x\nmax_copy_bytes: %u\nbroken: %d\ncollectives: %llu\n",
-		   g->sdma_ip, g->limits.max_copy_bytes, g->broken, g->coll.done_seq);
+	seq_printf(m, "key: %llx\nid: %u\nworld_size: %u\njoined: 0x%x\nleft: 0x%x\nheap_size: %llu\n",
+		   g->key, g->id, g->world_size, g->joined, g->left, g->heap_size);
+	seq_printf(m, "sdma_ip: 0x%06x\nmax_copy_bytes: %u\nbroken: %d\ncollectives: %llu\nplans: %u\n",
+		   g->sdma_ip, g->limits.max_copy_bytes, g->broken, g->coll.seq, g->nplans);
 	mutex_unlock(&g->lock);
 	return 0;
 }
@@ -38,8 +47,14 @@ static int tplan_queue_show(struct seq_file *m, void *unused)
 		   q->ring_size, READ_ONCE(q->packets));
 	seq_printf(m, "prep_charged: %u\nprep_limit: %u\nstate: %u\n",
 		   READ_ONCE(q->prep_charged), q->prep_limit, tplan_queue_state(q));
-	seq_printf(m, "fault_offset: %llu\nfault_dword: 0x%08x\nfault_reason: %u\n",
-		   q->fault_offset, q->fault_dword, q->fault_reason);
+	seq_printf(m, "kicks: %lld\nwakeups: %llu\nlost_wakeups: %llu\n",
+		   (long long)atomic64_read(&q->kicks), READ_ONCE(q->wakeups),
+		   READ_ONCE(q->lost_wakeups));
+	if (tplan_queue_fault_state(q) == TPLAN_QUEUE_FAULT)
+		seq_printf(m, "fault_offset: %llu\nfault_dword: 0x%08x\nfault_reason: %u\n",
+			   q->fault_offset, q->fault_dword, q->fault_reason);
+	else
+		seq_puts(m, "fault_offset: 0\nfault_dword: 0x00000000\nfault_reason: 0\n");
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(tplan_queue);
@@ -47,6 +62,7 @@ DEFINE_SHOW_ATTRIBUTE(tplan_queue);
 void tplan_debugfs_init(void)
 {
 	tplan_debugfs_root = debugfs_create_dir("tplan", NULL);
+	debugfs_create_file("stats", 0444, tplan_debugfs_root, NULL, &tplan_stats_fops);
 }
 
 void tplan_debugfs_exit(void)
@@ -56,9 +72,9 @@ void tplan_debugfs_exit(void)
 
 void tplan_debugfs_group_add(struct tplan_group *g)
 {
-	char name[32];
+	char name[48];
 
-	snprintf(name, sizeof(name), "group-%016llx", g->key);
+	snprintf(name, sizeof(name), "group-%016llx-%u", g->key, g->id);
 	g->debugfs = debugfs_create_dir(name, tplan_debugfs_root);
 	debugfs_create_file("group", 0444, g->debugfs, g, &tplan_group_fops);
 }

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Groups: the ranks of one job on this node, their symmetric heaps and the
- * kernel collectives (barrier, all-gather, the vote behind two-phase
- * commit).
+ * Groups: the ranks of one job on this node, their symmetric heaps, who
+ * may join, barrier and all-gather (collective.c has the engine).
  *
- * A group is found by key while joins are open and leaves the lookup list
- * once every rank joined, so a later job may reuse the key.  Leaving before
- * the group completed frees the slot; leaving after breaks the group: every
- * blocked and later collective fails with ECONNRESET, nothing waits for a
- * rank that is gone.
+ * A group is found by (key, the creator's effective uid and user
+ * namespace) while joins are open, so users never meet: another user
+ * with the same key gets a group of its own.  Joining shares heaps both
+ * ways, which is what process_vm_writev() grants, so a joiner must pass
+ * ptrace's attach rules against every rank already there (see
+ * tplan_may_meet()).  The group leaves the lookup list once every rank
+ * joined, so a later job may reuse the key.  Leaving before the group
+ * completed frees the slot; leaving after breaks the group: every blocked
+ * and later collective fails with ECONNRESET, nothing waits for a rank
+ * that is gone.
+ *
+ * The list lock is taken with the count's last reference
+ * (kref_put_mutex()), so a lookup never finds a group being freed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,6 +24,12 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
+#include <linux/pid_namespace.h>
+#include <linux/user_namespace.h>
+#include <linux/capability.h>
 #include <linux/uaccess.h>
 #include <linux/debugfs.h>
 
@@ -25,37 +38,104 @@
 
 static LIST_HEAD(tplan_groups);
 static DEFINE_MUTEX(tplan_groups_lock);
+static atomic_t tplan_group_serial = ATOMIC_INIT(0);
 
+/* Called by kref_put_mutex() with tplan_groups_lock held; unlocks it. */
 static void tplan_group_release(struct kref *kref)
 {
 	struct tplan_group *g = container_of(kref, struct tplan_group, kref);
+	size_t coll_bytes = 2 * (size_t)g->world_size * TPLAN_ALL_GATHER_MAX;
 	unsigned int r;
 
-	mutex_lock(&tplan_groups_lock);
 	list_del_init(&g->node);
 	mutex_unlock(&tplan_groups_lock);
 
 	debugfs_remove_recursive(g->debugfs);
 	tplan_plans_destroy(g);
-	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++)
+	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++) {
+		if (!g->heaps[r].vaddr)
+			continue;
 		vfree(g->heaps[r].vaddr);
+		tplan_uncharge(g->heaps[r].user, g->heaps[r].size);
+		tplan_user_put(g->heaps[r].user);
+		put_task_struct(g->tasks[r]);
+	}
+	if (g->pending)
+		tplan_pending_group_put(g->user);
 	kvfree(g->coll.buf[0]);
 	kvfree(g->coll.buf[1]);
-	put_cred(g->creator);
+	tplan_uncharge(g->user, coll_bytes);
+	tplan_user_put(g->user);
+	put_user_ns(g->user_ns);
+	xa_destroy(&g->plan_ids);
 	mutex_destroy(&g->lock);
 	kfree(g);
+	tplan_object_add(TPLAN_OBJ_GROUP, -1);
 }
 
 static void tplan_group_put(struct tplan_group *g)
 {
-	kref_put(&g->kref, tplan_group_release);
+	kref_put_mutex(&g->kref, tplan_group_release, &tplan_groups_lock);
 }
 
-/* Processes of one job share credentials; nobody else may join. */
-static bool tplan_same_creds(const struct cred *a, const struct cred *b)
+/*
+ * May the caller share heaps with task t?  Joining lets each side write
+ * the other's heap, what process_vm_writev() allows, so this is the rule
+ * of ptrace attach with real credentials (PTRACE_MODE_ATTACH_REALCREDS)
+ * as far as a module can evaluate it (ptrace_may_access() and the LSM
+ * hook are not exported):
+ *  - t is nameable in the caller's pid namespace and the caller in t's,
+ *    as the pid process_vm_writev() takes must be, so processes of two
+ *    containers never meet even with the same uid;
+ *  - the caller's real uid and gid equal t's real, effective and saved
+ *    ones and the other way round, or the caller has CAP_SYS_PTRACE in
+ *    t's user namespace;
+ *  - t's memory is dumpable (no set-uid process), or the caller has
+ *    CAP_SYS_PTRACE over it.
+ * Security modules' ptrace policies (Yama, AppArmor) are not consulted.
+ */
+static bool tplan_may_meet(struct task_struct *t)
 {
-	return uid_eq(a->euid, b->euid) && gid_eq(a->egid, b->egid) &&
-	       a->user_ns == b->user_ns;
+	const struct cred *me = current_cred(), *tc;
+	struct user_namespace *mm_ns = NULL;
+	struct mm_struct *mm;
+	bool ok = true;
+	int dumpable = SUID_DUMP_USER;
+
+	if (same_thread_group(t, current))
+		return true;
+	rcu_read_lock();
+	if (!pid_nr_ns(task_pid(t), task_active_pid_ns(current)) ||
+	    !pid_nr_ns(task_pid(current), task_active_pid_ns(t)))
+		ok = false;
+	rcu_read_unlock();
+	if (!ok)
+		return false;
+
+	tc = get_task_cred(t);
+	ok = uid_eq(me->uid, tc->uid) && uid_eq(me->uid, tc->euid) && uid_eq(me->uid, tc->suid) &&
+	     gid_eq(me->gid, tc->gid) && gid_eq(me->gid, tc->egid) && gid_eq(me->gid, tc->sgid) &&
+	     uid_eq(tc->uid, me->euid) && uid_eq(tc->uid, me->suid) &&
+	     gid_eq(tc->gid, me->egid) && gid_eq(tc->gid, me->sgid);
+	if (!ok)
+		ok = ns_capable(tc->user_ns, CAP_SYS_PTRACE);
+	put_cred(tc);
+	if (!ok)
+		return false;
+
+	task_lock(t);
+	mm = t->mm;
+	if (mm) {
+		dumpable = get_dumpable(mm);
+		mm_ns = get_user_ns(mm->user_ns);
+	}
+	task_unlock(t);
+	if (mm_ns) {
+		if (dumpable != SUID_DUMP_USER && !ns_capable(mm_ns, CAP_SYS_PTRACE))
+			ok = false;
+		put_user_ns(mm_ns);
+	}
+	return ok;
 }
 
 static u32 tplan_sdma_ip_index(u32 sdma_ip)
@@ -63,17 +143,25 @@ static u32 tplan_sdma_ip_index(u32 sdma_ip)
 	return sdma_ip == TPLAN_SDMA_440 ? TPLAN_SDMA_IP_4_4_0 : TPLAN_SDMA_IP_4_4_2;
 }
 
-static struct tplan_group *tplan_group_alloc(const struct tplan_group_join *cmd)
+static struct tplan_group *tplan_group_alloc(struct tplan_file *tf,
+					     const struct tplan_group_join *cmd, int *err)
 {
 	size_t coll_bytes = (size_t)cmd->world_size * TPLAN_ALL_GATHER_MAX;
 	u32 max_copy = 0;
 	struct tplan_group *g;
 
-	g = kzalloc(sizeof(*g), GFP_KERNEL);
-	if (!g)
+	*err = tplan_pending_group_get(tf->user);
+	if (*err)
 		return NULL;
-	g->coll.buf[0] = kvzalloc(coll_bytes, GFP_KERNEL);
-	g->coll.buf[1] = kvzalloc(coll_bytes, GFP_KERNEL);
+	*err = tplan_charge(tf->user, 2 * coll_bytes);
+	if (*err)
+		goto err_pending;
+	*err = -ENOMEM;
+	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	if (!g)
+		goto err_uncharge;
+	g->coll.buf[0] = kvzalloc(coll_bytes, GFP_KERNEL_ACCOUNT);
+	g->coll.buf[1] = kvzalloc(coll_bytes, GFP_KERNEL_ACCOUNT);
 	if (!g->coll.buf[0] || !g->coll.buf[1])
 		goto err_free_bufs;
 
@@ -85,21 +173,33 @@ static struct tplan_group *tplan_group_alloc(const struct tplan_group_join *cmd)
 	kref_init(&g->kref);
 	INIT_LIST_HEAD(&g->node);
 	INIT_LIST_HEAD(&g->plans);
+	xa_init_flags(&g->plan_ids, XA_FLAGS_ALLOC1);
 	mutex_init(&g->lock);
 	init_waitqueue_head(&g->wq);
 	init_waitqueue_head(&g->arrival_wq);
+	g->id = atomic_inc_return(&tplan_group_serial);
 	g->key = cmd->key;
+	g->owner = current_euid();
+	g->user_ns = get_user_ns(current_user_ns());
+	refcount_inc(&tf->user->ref);
+	g->user = tf->user;
+	g->pending = true;
 	g->world_size = cmd->world_size;
 	g->heap_size = cmd->heap_size;
 	g->engine = cmd->engine;
 	g->sdma_ip = cmd->sdma_ip;
-	g->creator = get_current_cred();
+	tplan_debugfs_group_add(g);
+	tplan_object_add(TPLAN_OBJ_GROUP, 1);
 	return g;
 
 err_free_bufs:
 	kvfree(g->coll.buf[0]);
 	kvfree(g->coll.buf[1]);
 	kfree(g);
+err_uncharge:
+	tplan_uncharge(tf->user, 2 * coll_bytes);
+err_pending:
+	tplan_pending_group_put(tf->user);
 	return NULL;
 }
 
@@ -120,13 +220,28 @@ static int tplan_join_check(const struct tplan_group_join *cmd)
 	return 0;
 }
 
-/* Does the group take this rank?  Caller holds tplan_groups_lock and g->lock. */
+/* The joinable group of key that the caller's identity owns, referenced. */
+static struct tplan_group *tplan_group_lookup_locked(u64 key)
+{
+	struct tplan_group *g;
+
+	lockdep_assert_held(&tplan_groups_lock);
+	list_for_each_entry(g, &tplan_groups, node)
+		if (g->key == key && uid_eq(g->owner, current_euid()) &&
+		    g->user_ns == current_user_ns() && kref_get_unless_zero(&g->kref))
+			return g;
+	return NULL;
+}
+
+/* Does the group take this rank?  Caller holds g->lock. */
 static int tplan_join_admit_locked(struct tplan_group *g, const struct tplan_group_join *cmd)
 {
-	lockdep_assert_held(&g->lock);
+	u32 r;
 
-	if (!tplan_same_creds(g->creator, current_cred()))
-		return -EPERM;
+	lockdep_assert_held(&g->lock);
+	for (r = 0; r < g->world_size; r++)
+		if (g->joined & BIT(r) && !tplan_may_meet(g->tasks[r]))
+			return -EPERM;
 	if (g->world_size != cmd->world_size || g->heap_size != cmd->heap_size ||
 	    g->engine != cmd->engine || g->sdma_ip != cmd->sdma_ip)
 		return -EINVAL;
@@ -135,104 +250,132 @@ static int tplan_join_admit_locked(struct tplan_group *g, const struct tplan_gro
 	return 0;
 }
 
-/* Undo a join that did not complete.  Caller holds g->lock. */
+static void tplan_heap_free(struct tplan_heap *h)
+{
+	vfree(h->vaddr);
+	tplan_uncharge(h->user, h->size);
+	tplan_user_put(h->user);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Undo an admission that did not complete.  Caller holds g->lock. */
 static void tplan_join_undo_locked(struct tplan_group *g, u32 rank)
 {
 	lockdep_assert_held(&g->lock);
 	g->joined &= ~BIT(rank);
-	vfree(g->heaps[rank].vaddr);
-	g->heaps[rank].vaddr = NULL;
+	g->ready &= ~BIT(rank);
+	tplan_heap_free(&g->heaps[rank]);
+	put_task_struct(g->tasks[rank]);
+	g->tasks[rank] = NULL;
+}
+
+/*
+ * Admitted, the rank holds its slot; ready, its answer went out.  The
+ * group completes when every rank is ready, so a rank whose answer cannot
+ * be written (EFAULT) leaves without anyone having counted on it.
+ */
+static int tplan_join(struct tplan_ucmd *ucmd)
+{
+	struct tplan_group_join *cmd = ucmd->cmd;
+	struct tplan_file *tf = ucmd->tf;
+	u64 deadline = tplan_deadline(cmd->timeout_ms);
+	struct tplan_heap heap = {
+		.size = cmd->heap_size,
+		.dev_base = TPLAN_SOFT_DEVADDR_BASE + (cmd->rank + 1ULL) * TPLAN_SOFT_DEVADDR_STRIDE,
+		.user = tf->user,
+	};
+	struct tplan_group *g;
+	int ret;
+
+	/* The heap first: allocating it may take long and must not hold locks. */
+	ret = tplan_charge(tf->user, cmd->heap_size);
+	if (ret)
+		return ret;
+	refcount_inc(&tf->user->ref);
+	heap.vaddr = __vmalloc(cmd->heap_size, TPLAN_GFP_USER_SIZED | __GFP_ZERO);
+	if (!heap.vaddr) {
+		tplan_heap_free(&heap);
+		return -ENOMEM;
+	}
+
+	mutex_lock(&tplan_groups_lock);
+	g = tplan_group_lookup_locked(cmd->key);
+	if (!g) {
+		g = tplan_group_alloc(tf, cmd, &ret);
+		if (!g) {
+			mutex_unlock(&tplan_groups_lock);
+			tplan_heap_free(&heap);
+			return ret;
+		}
+		list_add(&g->node, &tplan_groups);
+	}
+	mutex_lock(&g->lock);
+	ret = tplan_join_admit_locked(g, cmd);
+	if (!ret) {
+		g->joined |= BIT(cmd->rank);
+		g->heaps[cmd->rank] = heap;
+		g->tasks[cmd->rank] = get_task_struct(current->group_leader);
+	}
+	mutex_unlock(&g->lock);
+	mutex_unlock(&tplan_groups_lock);
+	if (ret) {
+		tplan_heap_free(&heap);
+		tplan_group_put(g);
+		return ret;
+	}
+
+	cmd->heap_base = heap.dev_base;
+	ret = tplan_ucmd_respond(ucmd);
+	if (!ret) {
+		mutex_lock(&tplan_groups_lock);
+		mutex_lock(&g->lock);
+		g->ready |= BIT(cmd->rank);
+		if (g->ready == GENMASK(g->world_size - 1, 0)) {
+			/* Complete: no more joins; the key is free for the next job. */
+			g->complete = true;
+			list_del_init(&g->node);
+			if (g->pending)
+				tplan_pending_group_put(g->user);
+			g->pending = false;
+			wake_up_all(&g->wq);
+		}
+		mutex_unlock(&g->lock);
+		mutex_unlock(&tplan_groups_lock);
+		ret = tplan_wait_deadline(g->wq, READ_ONCE(g->complete), deadline, false);
+	}
+
+	mutex_lock(&tplan_groups_lock);
+	mutex_lock(&g->lock);
+	if (g->complete)
+		ret = 0;
+	else
+		tplan_join_undo_locked(g, cmd->rank);
+	mutex_unlock(&g->lock);
+	mutex_unlock(&tplan_groups_lock);
+	if (ret) {
+		tplan_group_put(g);
+		return ret;
+	}
+	tf->rank = cmd->rank;
+	/* Release: whoever sees the group sees the rank and the heaps. */
+	smp_store_release(&tf->group, g);
+	return 0;
 }
 
 int tplan_group_join(struct tplan_ucmd *ucmd)
 {
-	struct tplan_group_join *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
-	struct tplan_group *g, *new_g = NULL;
-	void *heap;
-	long left;
 	int ret;
 
-	ret = tplan_join_check(cmd);
+	ret = tplan_join_check(ucmd->cmd);
 	if (ret)
 		return ret;
-	if (tf->group)
+	/* One join per file, and none while one is in progress. */
+	if (atomic_cmpxchg(&tf->join_state, TPLAN_JOIN_NONE, TPLAN_JOIN_BUSY) != TPLAN_JOIN_NONE)
 		return -EALREADY;
-
-	/*
-	 * The heap first: allocating it may take long and must not hold locks.
-	 * A heap larger than the memory there is fails here, quietly, rather
-	 * than in vmalloc with a warning.
-	 */
-	if (cmd->heap_size >> PAGE_SHIFT > si_mem_available())
-		return -ENOMEM;
-	heap = vmalloc_user(cmd->heap_size);
-	if (!heap)
-		return -ENOMEM;
-
-	mutex_lock(&tplan_groups_lock);
-	list_for_each_entry(g, &tplan_groups, node) {
-		if (g->key == cmd->key)
-			break;
-	}
-	if (list_entry_is_head(g, &tplan_groups, node)) {
-		new_g = tplan_group_alloc(cmd);
-		if (!new_g) {
-			mutex_unlock(&tplan_groups_lock);
-			vfree(heap);
-			return -ENOMEM;
-		}
-		g = new_g;
-		list_add(&g->node, &tplan_groups);
-	} else {
-		kref_get(&g->kref);
-	}
-
-	mutex_lock(&g->lock);
-	ret = tplan_join_admit_locked(g, cmd);
-	if (ret) {
-		mutex_unlock(&g->lock);
-		mutex_unlock(&tplan_groups_lock);
-		vfree(heap);
-		tplan_group_put(g);
-		return ret;
-	}
-	g->joined |= BIT(cmd->rank);
-	g->heaps[cmd->rank] = (struct tplan_heap) {
-		.vaddr = heap,
-		.size = cmd->heap_size,
-		.dev_base = TPLAN_SOFT_DEVADDR_BASE +
-			    (cmd->rank + 1ULL) * TPLAN_SOFT_DEVADDR_STRIDE,
-	};
-	if (g->joined == GENMASK(g->world_size - 1, 0)) {
-		/* Complete: no more joins; the key is free for the next job. */
-		g->complete = true;
-		list_del_init(&g->node);
-		tplan_debugfs_group_add(g);
-		wake_up_all(&g->wq);
-	}
-	mutex_unlock(&g->lock);
-	mutex_unlock(&tplan_groups_lock);
-
-	left = wait_event_interruptible_timeout(g->wq, READ_ONCE(g->complete),
-						tplan_timeout_jiffies(cmd->timeout_ms));
-
-	mutex_lock(&tplan_groups_lock);
-	mutex_lock(&g->lock);
-	if (!g->complete) {
-		tplan_join_undo_locked(g, cmd->rank);
-		mutex_unlock(&g->lock);
-		mutex_unlock(&tplan_groups_lock);
-		tplan_group_put(g);
-		return left < 0 ? -EINTR : -ETIMEDOUT;
-	}
-	mutex_unlock(&g->lock);
-	mutex_unlock(&tplan_groups_lock);
-
-	tf->group = g;
-	tf->rank = cmd->rank;
-	cmd->heap_base = g->heaps[cmd->rank].dev_base;
-	return 0;
+	ret = tplan_join(ucmd);
+	atomic_set(&tf->join_state, ret ? TPLAN_JOIN_NONE : TPLAN_JOIN_DONE);
+	return ret;
 }
 
 /*
@@ -266,99 +409,68 @@ void tplan_group_leave(struct tplan_file *tf)
 	/* A rank that is gone can never take part in a collective again. */
 	tplan_group_break(g, -ECONNRESET);
 	tplan_queues_destroy(g, tf->rank);
+	/* Its chains can no longer run: its parts of plans count as drained. */
+	tplan_plans_rank_left(g, tf->rank);
 	tf->group = NULL;
 	tplan_group_put(g);
 }
 
-/*
- * One collective: contribute size bytes from in (a kernel buffer), wait
- * until every rank contributed to the same collective, copy every rank's
- * contribution to out (world * size bytes, may be NULL when size is 0).
- *
- * Blobs go to a double buffer by sequence parity: a rank can reach
- * collective k + 2 (reusing k's buffer) only after all ranks arrived at
- * k + 1, i.e. after they all finished reading k.
- *
- * Interrupted by a signal, the rank stays counted as arrived and a repeat
- * of the call resumes the wait.  A timeout breaks the group.
- */
-int tplan_group_exchange(struct tplan_file *tf, u32 op, const void *in, u32 size,
-			 void *out, long timeout)
+/* A queue stopped at a fault: waits that depend on it end with EIO. */
+void tplan_group_note_fault(struct tplan_group *g, const struct tplan_fault_record *f)
 {
-	struct tplan_group *g = tf->group;
-	struct tplan_coll *c = &g->coll;
-	u64 seq = tf->coll_seq;
-	long left;
-	int ret = 0;
-
 	mutex_lock(&g->lock);
-	if (g->broken) {
-		ret = g->broken;
-		goto out_unlock;
-	}
-	if (!tf->coll_arrived) {
-		if (!c->arrived) {
-			c->op = op;
-			c->blob_size = size;
-		} else if (c->op != op || c->blob_size != size) {
-			mutex_unlock(&g->lock);
-			tplan_group_break(g, -ECONNRESET);
-			return -EPROTO;
-		}
-		if (size)
-			memcpy(c->buf[seq & 1] + (size_t)tf->rank * size, in, size);
-		c->arrived |= BIT(tf->rank);
-		tf->coll_arrived = true;
-		if (c->arrived == GENMASK(g->world_size - 1, 0)) {
-			c->arrived = 0;
-			c->cur_seq++;
-			c->done_seq = c->cur_seq;
-			wake_up_all(&g->wq);
-		}
+	g->faults[f->src][f->dst] = *f;
+	/* Release: the record is written before a waiter can see the bit. */
+	smp_mb__before_atomic();
+	set_bit(f->dst, &g->queue_faults[f->src]);
+	set_bit(f->src, &g->queue_faults[f->dst]);
+	mutex_unlock(&g->lock);
+	wake_up_all(&g->arrival_wq);
+}
+
+/* The first fault of a queue between rank and a peer of peer_mask, if any. */
+bool tplan_group_fault_for(struct tplan_group *g, u32 rank, u32 peer_mask,
+			   struct tplan_fault_record *f)
+{
+	u32 p;
+
+	if (!tplan_group_faulted(g, rank, peer_mask))
+		return false;
+	mutex_lock(&g->lock);
+	for (p = 0; p < g->world_size; p++) {
+		if (!(peer_mask & BIT(p)) || !(g->queue_faults[rank] & BIT(p)))
+			continue;
+		*f = g->faults[rank][p].reason ? g->faults[rank][p] : g->faults[p][rank];
+		break;
 	}
 	mutex_unlock(&g->lock);
-
-	left = wait_event_interruptible_timeout(g->wq,
-						READ_ONCE(c->done_seq) > seq || READ_ONCE(g->broken),
-						timeout);
-
-	mutex_lock(&g->lock);
-	if (c->done_seq > seq) {
-		/* Completed, even if a signal or the break came just after. */
-		if (size)
-			memcpy(out, c->buf[seq & 1], (size_t)g->world_size * size);
-		tf->coll_arrived = false;
-		tf->coll_seq++;
-	} else if (g->broken) {
-		ret = g->broken;
-	} else if (left < 0) {
-		ret = -EINTR;
-	} else {
-		mutex_unlock(&g->lock);
-		tplan_group_break(g, -ECONNRESET);
-		return -ETIMEDOUT;
-	}
-out_unlock:
-	mutex_unlock(&g->lock);
-	return ret;
+	return true;
 }
 
 int tplan_group_barrier(struct tplan_ucmd *ucmd)
 {
 	struct tplan_group_barrier *cmd = ucmd->cmd;
+	struct tplan_file *tf = ucmd->tf;
+	int ret;
 
 	if (cmd->flags || cmd->__reserved)
 		return -EINVAL;
-	if (!ucmd->tf->group)
+	if (!tplan_file_group(tf))
 		return -ENOTCONN;
-	return tplan_group_exchange(ucmd->tf, TPLAN_COLL_BARRIER, NULL, 0, NULL,
-				    tplan_timeout_jiffies(cmd->timeout_ms));
+	ret = tplan_coll_begin(tf);
+	if (ret)
+		return ret;
+	ret = tplan_group_exchange(tf, TPLAN_COLL_BARRIER, NULL, 0, NULL,
+				   tplan_deadline(cmd->timeout_ms), TPLAN_COLL_INTERRUPTIBLE);
+	tplan_coll_end(tf);
+	return ret;
 }
 
 int tplan_group_all_gather(struct tplan_ucmd *ucmd)
 {
 	struct tplan_group_all_gather *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
+	struct tplan_group *g = tplan_file_group(tf);
 	size_t out_bytes;
 	void *in, *out;
 	int ret;
@@ -367,20 +479,28 @@ int tplan_group_all_gather(struct tplan_ucmd *ucmd)
 		return -EINVAL;
 	if (!cmd->blob_size || cmd->blob_size > TPLAN_ALL_GATHER_MAX)
 		return -EINVAL;
-	if (!tf->group)
+	if (!g)
 		return -ENOTCONN;
 
-	out_bytes = (size_t)tf->group->world_size * cmd->blob_size;
+	out_bytes = (size_t)g->world_size * cmd->blob_size;
 	in = memdup_user(u64_to_user_ptr(cmd->in), cmd->blob_size);
 	if (IS_ERR(in))
 		return PTR_ERR(in);
-	out = kvmalloc(out_bytes, GFP_KERNEL);
+	out = kvmalloc(out_bytes, GFP_KERNEL_ACCOUNT);
 	if (!out) {
 		ret = -ENOMEM;
 		goto out_free_in;
 	}
-	ret = tplan_group_exchange(tf, TPLAN_COLL_ALL_GATHER, in, cmd->blob_size, out,
-				   tplan_timeout_jiffies(cmd->timeout_ms));
+	/* Writable before this rank counts as arrived: EFAULT changes nothing. */
+	ret = clear_user(u64_to_user_ptr(cmd->out), out_bytes) ? -EFAULT : 0;
+	if (!ret)
+		ret = tplan_coll_begin(tf);
+	if (!ret) {
+		ret = tplan_group_exchange(tf, TPLAN_COLL_ALL_GATHER, in, cmd->blob_size, out,
+					   tplan_deadline(cmd->timeout_ms),
+					   TPLAN_COLL_INTERRUPTIBLE);
+		tplan_coll_end(tf);
+	}
 	if (!ret && copy_to_user(u64_to_user_ptr(cmd->out), out, out_bytes))
 		ret = -EFAULT;
 	kvfree(out);
@@ -392,7 +512,7 @@ out_free_in:
 int tplan_heap_info(struct tplan_ucmd *ucmd)
 {
 	struct tplan_heap_info *cmd = ucmd->cmd;
-	struct tplan_group *g = ucmd->tf->group;
+	struct tplan_group *g = tplan_file_group(ucmd->tf);
 
 	if (!g)
 		return -ENOTCONN;
@@ -408,15 +528,17 @@ int tplan_heap_info(struct tplan_ucmd *ucmd)
 /*
  * mmap of rank r's heap: offset r << TPLAN_MMAP_HEAP_SHIFT, within the
  * heap.  The mapping holds the file, the file holds the group, so the heap
- * outlives the mapping.
+ * outlives the mapping.  No lock: the group is fixed once joined.  Pages
+ * go in as normal pages (vm_insert_page()), never inherited by a fork.
  */
 int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 {
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	u64 len = vma->vm_end - vma->vm_start;
-	struct tplan_group *g = tf->group;
+	struct tplan_group *g = tplan_file_group(tf);
 	u32 rank = off >> TPLAN_MMAP_HEAP_SHIFT;
-	u64 in_heap = off & ((1ULL << TPLAN_MMAP_HEAP_SHIFT) - 1);
+	u64 in_heap = off & ((1ULL << TPLAN_MMAP_HEAP_SHIFT) - 1), i;
+	int ret;
 
 	if (!g)
 		return -ENOTCONN;
@@ -424,8 +546,19 @@ int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (rank >= g->world_size || in_heap >= g->heap_size || len > g->heap_size - in_heap)
 		return -EINVAL;
-	tplan_vm_flags_set(vma, VM_DONTCOPY);
-	return remap_vmalloc_range(vma, g->heaps[rank].vaddr, in_heap >> PAGE_SHIFT);
+	tplan_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	for (i = 0; i < len; i += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + i,
+				     vmalloc_to_page(g->heaps[rank].vaddr + in_heap + i));
+		if (ret)
+			return ret;
+		if (!(i & ((1ULL << 21) - 1))) {
+			cond_resched();
+			if (fatal_signal_pending(current))
+				return -EINTR;
+		}
+	}
+	return 0;
 }
 
 /*

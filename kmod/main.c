@@ -6,7 +6,9 @@
  * Every ioctl argument starts with "__u32 size" and is copied with
  * copy_struct_from_user(): older callers are zero-extended, a larger
  * struct with a non-zero tail is refused with E2BIG, a struct shorter than
- * the first published version with EINVAL (uapi/tplan.h has the contract).
+ * the first published version with EINVAL, anything over a page with E2BIG
+ * (uapi/tplan.h has the contract).  Calls of one file run concurrently:
+ * nothing here serialises them (tplan_priv.h has the locking rules).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -110,11 +112,18 @@ union tplan_ucmd_buffer {
 	struct tplan_plan_state plan_state;
 };
 
+/* What goes back to the caller's struct. */
+enum tplan_answer {
+	TPLAN_ANSWER_NONE,	/* In fields only: never written back */
+	TPLAN_ANSWER_OK,	/* on success */
+	TPLAN_ANSWER_ALWAYS,	/* on failure too: it says why (a reject, a report) */
+};
+
 struct tplan_ioctl_op {
 	unsigned int size;	/* sizeof() of the kernel's struct */
 	unsigned int min_size;	/* end of the first published member set */
 	unsigned int ioctl_num;
-	bool answer_on_error;	/* copy the struct back on failure too */
+	enum tplan_answer answer;
 	int (*execute)(struct tplan_ucmd *ucmd);
 };
 
@@ -125,27 +134,31 @@ struct tplan_ioctl_op {
 					  sizeof(_struct)),		\
 		.min_size = offsetofend(_struct, _last),		\
 		.ioctl_num = _ioctl,					\
-		.answer_on_error = _answer,				\
+		.answer = _answer,					\
 		.execute = _fn,						\
 	}
 #define IOCTL_OP(_ioctl, _fn, _struct, _last)				\
-	__IOCTL_OP(_ioctl, _fn, _struct, _last, false)
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_OK)
+/* Structs of In fields only: a read-only one is fine, nothing is written. */
+#define IOCTL_OP_IN(_ioctl, _fn, _struct, _last)			\
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_NONE)
 /* For structs that say why a call failed (a reject, a shortfall report). */
 #define IOCTL_OP_ANSWER_ON_ERROR(_ioctl, _fn, _struct, _last)		\
-	__IOCTL_OP(_ioctl, _fn, _struct, _last, true)
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_ALWAYS)
 
 static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP(TPLAN_IOC_INFO, tplan_info, struct tplan_info, max_copy_bytes_sdma442),
 	IOCTL_OP(TPLAN_IOC_GROUP_JOIN, tplan_group_join, struct tplan_group_join, heap_base),
-	IOCTL_OP(TPLAN_IOC_GROUP_BARRIER, tplan_group_barrier, struct tplan_group_barrier,
-		 __reserved),
-	IOCTL_OP(TPLAN_IOC_GROUP_ALL_GATHER, tplan_group_all_gather, struct tplan_group_all_gather,
-		 out),
+	IOCTL_OP_IN(TPLAN_IOC_GROUP_BARRIER, tplan_group_barrier, struct tplan_group_barrier,
+		    __reserved),
+	IOCTL_OP_IN(TPLAN_IOC_GROUP_ALL_GATHER, tplan_group_all_gather,
+		    struct tplan_group_all_gather, out),
 	IOCTL_OP(TPLAN_IOC_HEAP_INFO, tplan_heap_info, struct tplan_heap_info, mmap_offset),
-	IOCTL_OP(TPLAN_IOC_PUT, tplan_put, struct tplan_put, signal_offset),
-	IOCTL_OP(TPLAN_IOC_QUIET, tplan_quiet, struct tplan_quiet, flags),
+	IOCTL_OP_IN(TPLAN_IOC_PUT, tplan_put, struct tplan_put, signal_offset),
+	IOCTL_OP_IN(TPLAN_IOC_QUIET, tplan_quiet, struct tplan_quiet, flags),
 	IOCTL_OP(TPLAN_IOC_QUEUE_INFO, tplan_queue_info, struct tplan_queue_info, fault_reason),
-	IOCTL_OP(TPLAN_IOC_QUEUE_INJECT, tplan_queue_inject, struct tplan_queue_inject, dwords),
+	IOCTL_OP_IN(TPLAN_IOC_QUEUE_INJECT, tplan_queue_inject, struct tplan_queue_inject,
+		    dwords),
 	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_CHAIN_SUBMIT, tplan_chain_submit,
 				 struct tplan_chain_submit, reject),
 	IOCTL_OP(TPLAN_IOC_PLAN_CREATE, tplan_plan_create, struct tplan_plan_create, gate_offset),
@@ -160,6 +173,15 @@ static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 				 state),
 	IOCTL_OP(TPLAN_IOC_PLAN_STATE, tplan_plan_state, struct tplan_plan_state, round),
 };
+
+int tplan_ucmd_respond(struct tplan_ucmd *ucmd)
+{
+	/* Answer with as much of the struct as the caller knows about. */
+	if (copy_to_user(ucmd->ubuffer, ucmd->cmd, min(ucmd->user_size, ucmd->cmd_size)))
+		return -EFAULT;
+	ucmd->responded = true;
+	return 0;
+}
 
 static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
@@ -184,32 +206,43 @@ static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long 
 		return ret;
 	if (ucmd.user_size < op->min_size)
 		return -EINVAL;
+	/* No struct will ever be this large: do not scan megabytes for a tail. */
+	if (ucmd.user_size > PAGE_SIZE)
+		return -E2BIG;
 
 	ucmd.cmd = &buf;
+	ucmd.cmd_size = op->size;
 	ret = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer, ucmd.user_size);
 	if (ret)
 		return ret;
 
-	mutex_lock(&tf->lock);
 	ret = op->execute(&ucmd);
-	mutex_unlock(&tf->lock);
-	if (ret && !op->answer_on_error)
+	/*
+	 * A handler with something to commit answers before it commits
+	 * (tplan_ucmd_respond()), so that EFAULT leaves nothing changed;
+	 * what is left is an answer to a call that changed nothing.
+	 */
+	if (op->answer == TPLAN_ANSWER_NONE || (ret && op->answer == TPLAN_ANSWER_OK) ||
+	    ucmd.responded)
 		return ret;
-
-	/* Answer with as much of the struct as the caller knows about. */
-	if (copy_to_user(ucmd.ubuffer, ucmd.cmd, min_t(u32, ucmd.user_size, op->size)))
-		return -EFAULT;
-	return ret;
+	return tplan_ucmd_respond(&ucmd) ?: ret;
 }
 
 static int tplan_fops_open(struct inode *inode, struct file *filp)
 {
 	struct tplan_file *tf;
 
-	tf = kzalloc(sizeof(*tf), GFP_KERNEL);
+	tf = kzalloc(sizeof(*tf), GFP_KERNEL_ACCOUNT);
 	if (!tf)
 		return -ENOMEM;
-	mutex_init(&tf->lock);
+	/* What this file allocates is charged to whoever opened it. */
+	tf->user = tplan_user_get(current_euid());
+	if (!tf->user) {
+		kfree(tf);
+		return -ENOMEM;
+	}
+	atomic_set(&tf->join_state, TPLAN_JOIN_NONE);
+	atomic64_set(&tf->prep_seq, 0);
 	filp->private_data = tf;
 	return 0;
 }
@@ -219,20 +252,15 @@ static int tplan_fops_release(struct inode *inode, struct file *filp)
 	struct tplan_file *tf = filp->private_data;
 
 	tplan_group_leave(tf);
-	mutex_destroy(&tf->lock);
+	tplan_user_put(tf->user);
 	kfree(tf);
 	return 0;
 }
 
+/* Called with mmap_lock held: takes no lock of tplan's (tplan_priv.h). */
 static int tplan_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	struct tplan_file *tf = filp->private_data;
-	int ret;
-
-	mutex_lock(&tf->lock);
-	ret = tplan_group_mmap(tf, vma);
-	mutex_unlock(&tf->lock);
-	return ret;
+	return tplan_group_mmap(filp->private_data, vma);
 }
 
 static const struct file_operations tplan_fops = {
@@ -257,6 +285,9 @@ static int __init tplan_init(void)
 	int ret;
 
 	ret = tplan_params_validate();
+	if (ret)
+		return ret;
+	ret = tplan_limits_init();
 	if (ret)
 		return ret;
 

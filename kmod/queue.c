@@ -27,40 +27,56 @@
 
 #define TPLAN_MARKS_INITIAL 64
 
-static struct tplan_queue *tplan_queue_create(struct tplan_group *g, u32 src, u32 dst)
+static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)
 {
+	struct tplan_group *g = tf->group;
+	u32 ring_size = tplan_params.ring_size;
 	struct tplan_queue *q;
 	int ret;
 
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	ret = tplan_queue_slot_get();
+	if (ret)
+		return ERR_PTR(ret);
+	ret = tplan_charge(tf->user, ring_size);
+	if (ret)
+		goto err_slot;
+	ret = -ENOMEM;
+	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
 	if (!q)
-		return ERR_PTR(-ENOMEM);
-	q->ring_size = tplan_params.ring_size;
+		goto err_uncharge;
+	q->ring_size = ring_size;
 	/* Zeroed: a zero dword is a one-dword NOP. */
-	q->ring = vzalloc(q->ring_size);
-	q->marks = kvcalloc(TPLAN_MARKS_INITIAL, sizeof(*q->marks), GFP_KERNEL);
-	if (!q->ring || !q->marks) {
-		ret = -ENOMEM;
+	q->ring = __vmalloc(ring_size, TPLAN_GFP_USER_SIZED | __GFP_ZERO);
+	q->marks = kvcalloc(TPLAN_MARKS_INITIAL, sizeof(*q->marks), GFP_KERNEL_ACCOUNT);
+	if (!q->ring || !q->marks)
 		goto err_free;
-	}
 	q->group = g;
-	q->src = src;
+	q->src = tf->rank;
 	q->dst = dst;
+	refcount_inc(&tf->user->ref);
+	q->user = tf->user;
 	q->mark_cap = TPLAN_MARKS_INITIAL;
 	q->prep_limit = tplan_budget_limit(q->ring_size, tplan_params.prep_limit_pct);
+	mutex_init(&q->wlock);
 	spin_lock_init(&q->budget_lock);
 	init_waitqueue_head(&q->engine_wq);
 	init_waitqueue_head(&q->owner_wq);
 
 	ret = tplan_soft_engine.start(q);
-	if (ret)
+	if (ret) {
+		tplan_user_put(q->user);
 		goto err_free;
+	}
 	return q;
 
 err_free:
 	kvfree(q->marks);
 	vfree(q->ring);
 	kfree(q);
+err_uncharge:
+	tplan_uncharge(tf->user, ring_size);
+err_slot:
+	tplan_queue_slot_put();
 	return ERR_PTR(ret);
 }
 
@@ -70,28 +86,43 @@ static void tplan_queue_free(struct tplan_queue *q)
 	debugfs_remove(q->debugfs);
 	kvfree(q->marks);
 	vfree(q->ring);
+	tplan_uncharge(q->user, q->ring_size);
+	tplan_user_put(q->user);
+	mutex_destroy(&q->wlock);
 	kfree(q);
+	tplan_queue_slot_put();
 }
 
-/* The (tf's rank -> peer) queue, created on first use.  Caller holds tf->lock. */
+/*
+ * The (tf's rank -> peer) queue, created on first use.  Two threads may
+ * race to create it: the second frees its own.
+ */
 int tplan_queue_get(struct tplan_file *tf, u32 peer, struct tplan_queue **qp)
 {
-	struct tplan_group *g = tf->group;
-	struct tplan_queue *q;
+	struct tplan_group *g = tplan_file_group(tf);
+	struct tplan_queue *q, *fresh;
 
-	lockdep_assert_held(&tf->lock);
 	if (!g)
 		return -ENOTCONN;
 	if (peer >= g->world_size || peer == tf->rank)
 		return -EINVAL;
+	q = READ_ONCE(g->queues[tf->rank][peer]);
+	if (q) {
+		*qp = q;
+		return 0;
+	}
+	fresh = tplan_queue_create(tf, peer);
+	if (IS_ERR(fresh))
+		return PTR_ERR(fresh);
+	mutex_lock(&g->lock);
 	q = g->queues[tf->rank][peer];
-	if (!q) {
-		q = tplan_queue_create(g, tf->rank, peer);
-		if (IS_ERR(q))
-			return PTR_ERR(q);
-		mutex_lock(&g->lock);
-		g->queues[tf->rank][peer] = q;
-		mutex_unlock(&g->lock);
+	if (!q)
+		WRITE_ONCE(g->queues[tf->rank][peer], fresh);
+	mutex_unlock(&g->lock);
+	if (q) {
+		tplan_queue_free(fresh);
+	} else {
+		q = fresh;
 		tplan_debugfs_queue_add(q);
 	}
 	*qp = q;
@@ -107,7 +138,7 @@ void tplan_queues_destroy(struct tplan_group *g, u32 src)
 	for (dst = 0; dst < g->world_size; dst++) {
 		mutex_lock(&g->lock);
 		q = g->queues[src][dst];
-		g->queues[src][dst] = NULL;
+		WRITE_ONCE(g->queues[src][dst], NULL);
 		mutex_unlock(&g->lock);
 		if (q)
 			tplan_queue_free(q);
@@ -119,9 +150,15 @@ void tplan_queue_wake(struct tplan_queue *q)
 	wake_up_all(&q->owner_wq);
 }
 
+/* FAULT or STOPPED, with acquire: the fault fields are valid after it. */
+u32 tplan_queue_fault_state(struct tplan_queue *q)
+{
+	return smp_load_acquire(&q->state);
+}
+
 u32 tplan_queue_state(struct tplan_queue *q)
 {
-	int state = READ_ONCE(q->state);
+	int state = tplan_queue_fault_state(q);
 
 	if (state)
 		return state;
@@ -157,16 +194,22 @@ void tplan_queue_retire(struct tplan_queue *q, u64 rptr)
 void tplan_queue_fault(struct tplan_queue *q, u32 reason)
 {
 	u64 rptr = q->rptr;
+	struct tplan_fault_record f;
 
 	q->fault_offset = rptr;
 	q->fault_dword = q->ring[(rptr & (q->ring_size - 1)) >> 2];
 	q->fault_reason = reason;
-	/* Release: whoever sees FAULT sees where and why. */
+	/* Release: whoever sees FAULT (tplan_queue_fault_state()) sees where and why. */
 	smp_store_release(&q->state, TPLAN_QUEUE_FAULT);
-	trace_tplan_fault(q->group->key, q->src, q->dst, rptr, q->fault_dword, reason);
-	pr_warn_ratelimited("queue %llx:%u->%u stopped at ring offset %llu, dword 0x%08x: fault %u\n",
-			    q->group->key, q->src, q->dst, rptr, q->fault_dword, reason);
+	trace_tplan_fault(q->group->id, q->src, q->dst, rptr, q->fault_dword, reason);
+	pr_warn_ratelimited("group %u queue %u->%u stopped at ring offset %llu, dword 0x%08x: fault %u\n",
+			    q->group->id, q->src, q->dst, rptr, q->fault_dword, reason);
 	wake_up_all(&q->owner_wq);
+	f = (struct tplan_fault_record) {
+		.src = q->src, .dst = q->dst, .reason = reason, .dword = q->fault_dword,
+		.offset = rptr,
+	};
+	tplan_group_note_fault(q->group, &f);
 }
 
 /* Why the owner may not use the queue now: 0, ECONNRESET or EIO. */
@@ -194,37 +237,54 @@ static int tplan_queue_host_usable(struct tplan_queue *q)
 	return READ_ONCE(q->prep_charged) ? -EBUSY : 0;
 }
 
+/* Hand what is written to the engine.  Caller holds wlock. */
 static void tplan_queue_publish(struct tplan_queue *q)
 {
+	lockdep_assert_held(&q->wlock);
 	if (q->wtail == q->wptr)
 		return;
 	/* Packets are in the ring before the engine can see the new wptr. */
 	smp_store_release(&q->wptr, q->wtail);
+	atomic64_inc(&q->kicks);
 	tplan_soft_engine.kick(q);
 }
 
-/* Wait until rptr reaches target.  0, -ETIMEDOUT, -EINTR, -EIO, -ECONNRESET. */
-static int tplan_queue_wait_rptr(struct tplan_queue *q, u64 target, long *timeout)
+/* Free bytes after the writer's tail, as the engine has consumed so far. */
+static u64 tplan_queue_room(struct tplan_queue *q)
 {
-	long left;
+	/* Acquire: the engine is done with the space below rptr (queue.h). */
+	return tplan_ring_free(READ_ONCE(q->wtail), smp_load_acquire(&q->rptr), q->ring_size);
+}
+
+/*
+ * Wait, without wlock, until need bytes are free.  The deadline is one of
+ * no progress: it moves on whenever the engine frees space, so a long
+ * transfer that streams steadily never times out.  0, -ETIMEDOUT,
+ * -ERESTARTSYS (interruptible) or -EINTR (killable, dying), -EIO,
+ * -ECONNRESET.
+ */
+static int tplan_queue_wait_room(struct tplan_queue *q, u64 need, bool killable)
+{
+	u64 deadline = tplan_deadline(0), seen = smp_load_acquire(&q->rptr);
 	int ret;
 
-	/* rptr with acquire, paired with the engine's release (queue.h). */
-	left = wait_event_interruptible_timeout(q->owner_wq,
-						smp_load_acquire(&q->rptr) >= target || /* queue.h */
-						tplan_queue_usable(q), *timeout);
-	/* Acquire again: the wait may have ended on a signal or a timeout. */
-	if (smp_load_acquire(&q->rptr) >= target)
-		return 0;
-	ret = tplan_queue_usable(q);
-	if (ret)
-		return ret;
-	if (left < 0)
-		return -EINTR;
-	if (!left)
-		return -ETIMEDOUT;
-	*timeout = left;
-	return 0;
+	for (;;) {
+		ret = tplan_wait_deadline(q->owner_wq, tplan_queue_room(q) >= need ||
+					  tplan_queue_usable(q) ||
+					  smp_load_acquire(&q->rptr) != seen,	/* queue.h */
+					  deadline, killable);
+		if (tplan_queue_usable(q))
+			return tplan_queue_usable(q);
+		if (tplan_queue_room(q) >= need)
+			return 0;
+		if (smp_load_acquire(&q->rptr) != seen) {	/* progress (queue.h) */
+			seen = smp_load_acquire(&q->rptr);	/* queue.h */
+			deadline = tplan_deadline(0);
+			continue;
+		}
+		if (ret)
+			return ret;
+	}
 }
 
 /* Fill bytes from q->wtail with NOP packets (each at most NOP_MAX_DW). */
@@ -243,24 +303,10 @@ static void tplan_queue_pad(struct tplan_queue *q, u32 bytes)
 }
 
 /*
- * Wait until need bytes are free after q->wtail.  What is written but not
- * published goes out first: the engine cannot free space below wptr.
- */
-static int tplan_queue_wait_space(struct tplan_queue *q, u64 need, long *timeout)
-{
-	if (need > q->ring_size)
-		return -EINVAL;
-	/* Acquire: the engine is done with the space below rptr (queue.h). */
-	if (tplan_ring_free(q->wtail, smp_load_acquire(&q->rptr), q->ring_size) >= need)
-		return 0;
-	tplan_queue_publish(q);
-	return tplan_queue_wait_rptr(q, q->wtail + need - q->ring_size, timeout);
-}
-
-/*
  * Room for one packet of ndw dwords at the write position, after padding
- * to the ring end if it would straddle it.  The caller fills the dwords;
- * tplan_queue_publish() hands them to the engine.
+ * to the ring end if it would straddle it.  The caller holds wlock, made
+ * sure of the room, fills the dwords; tplan_queue_publish() hands them
+ * to the engine.
  */
 static u32 *tplan_queue_emit(struct tplan_queue *q, u32 ndw)
 {
@@ -274,18 +320,17 @@ static u32 *tplan_queue_emit(struct tplan_queue *q, u32 ndw)
 	return dw;
 }
 
-/* emit, after waiting for the space it needs. */
-static int tplan_queue_reserve(struct tplan_queue *q, u32 ndw, long *timeout, u32 **dw)
+/* Bytes that n packets of ndw dwords each take from the write position. */
+static u64 tplan_queue_need(struct tplan_queue *q, u32 ndw, u32 n)
 {
-	u32 bytes = ndw * 4;
-	int ret;
+	u64 pos = q->wtail;
+	u32 i;
 
-	ret = tplan_queue_wait_space(q, tplan_ring_pad(q->wtail, q->ring_size, bytes) + bytes,
-				     timeout);
-	if (ret)
-		return ret;
-	*dw = tplan_queue_emit(q, ndw);
-	return 0;
+	for (i = 0; i < n; i++) {
+		pos += tplan_ring_pad(pos, q->ring_size, ndw * 4);
+		pos += ndw * 4;
+	}
+	return pos - q->wtail;
 }
 
 static bool tplan_range_ok(u64 off, u64 len, u64 size)
@@ -297,11 +342,11 @@ int tplan_put(struct tplan_ucmd *ucmd)
 {
 	struct tplan_put *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
-	long timeout = tplan_timeout_jiffies(0);
 	struct tplan_queue *q;
 	struct tplan_group *g;
-	u64 done, src, dst;
-	u32 *dw;
+	u64 done = 0, src, dst, need;
+	bool signalled = false;
+	u32 *dw, fit;
 	int ret;
 
 	if (cmd->flags & ~TPLAN_PUT_FLAGS_ALL || cmd->__reserved)
@@ -319,73 +364,143 @@ int tplan_put(struct tplan_ucmd *ucmd)
 	    (!IS_ALIGNED(cmd->signal_offset, 8) ||
 	     !tplan_range_ok(cmd->signal_offset, 8, g->heap_size)))
 		return -EINVAL;
-	ret = tplan_queue_host_usable(q);
-	if (ret)
-		return ret;
 
 	src = g->heaps[tf->rank].dev_base + cmd->src_offset;
 	dst = g->heaps[cmd->peer].dev_base + cmd->dst_offset;
-	for (done = 0; done < cmd->length; ) {
-		struct tplan_sdma_copy_linear copy = {
-			.src = src + done,
-			.dst = dst + done,
-			.bytes = min_t(u64, cmd->length - done, g->limits.max_copy_bytes),
-		};
+	/*
+	 * As many copies as fit each time the lock is held; a put longer
+	 * than the free ring goes in parts (what was queued is sent even if
+	 * a later part fails).
+	 */
+	while (done < cmd->length || (cmd->flags & TPLAN_PUT_SIGNAL && !signalled)) {
+		if (mutex_lock_interruptible(&q->wlock))
+			return -EINTR;
+		ret = tplan_queue_host_usable(q);
+		if (ret) {
+			mutex_unlock(&q->wlock);
+			return ret;
+		}
+		fit = 0;
+		while (done < cmd->length) {
+			struct tplan_sdma_copy_linear copy = {
+				.src = src + done,
+				.dst = dst + done,
+				.bytes = min_t(u64, cmd->length - done, g->limits.max_copy_bytes),
+			};
 
-		ret = tplan_queue_reserve(q, TPLAN_SDMA_COPY_LINEAR_DW, &timeout, &dw);
-		if (ret)
-			goto out_publish;
-		tplan_sdma_encode_copy_linear(dw, TPLAN_SDMA_COPY_LINEAR_DW, &copy);
-		done += copy.bytes;
-	}
-	if (cmd->flags & TPLAN_PUT_SIGNAL) {
-		struct tplan_sdma_atomic add = {
-			.addr = g->heaps[cmd->peer].dev_base + cmd->signal_offset,
-			.src_data = 1,
-			.atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
-		};
+			if (tplan_queue_room(q) < tplan_queue_need(q, TPLAN_SDMA_COPY_LINEAR_DW, 1))
+				break;
+			dw = tplan_queue_emit(q, TPLAN_SDMA_COPY_LINEAR_DW);
+			tplan_sdma_encode_copy_linear(dw, TPLAN_SDMA_COPY_LINEAR_DW, &copy);
+			done += copy.bytes;
+			fit++;
+		}
+		if (done == cmd->length && cmd->flags & TPLAN_PUT_SIGNAL &&
+		    tplan_queue_room(q) >= tplan_queue_need(q, TPLAN_SDMA_ATOMIC_DW, 1)) {
+			struct tplan_sdma_atomic add = {
+				.addr = g->heaps[cmd->peer].dev_base + cmd->signal_offset,
+				.src_data = 1,
+				.atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
+			};
 
-		ret = tplan_queue_reserve(q, TPLAN_SDMA_ATOMIC_DW, &timeout, &dw);
-		if (ret)
-			goto out_publish;
-		tplan_sdma_encode_atomic(dw, TPLAN_SDMA_ATOMIC_DW, &add);
+			dw = tplan_queue_emit(q, TPLAN_SDMA_ATOMIC_DW);
+			tplan_sdma_encode_atomic(dw, TPLAN_SDMA_ATOMIC_DW, &add);
+			signalled = true;
+			fit++;
+		}
+		need = tplan_queue_need(q, TPLAN_SDMA_COPY_LINEAR_DW, 1);
+		tplan_queue_publish(q);
+		mutex_unlock(&q->wlock);
+		if (!fit) {
+			/* Room for the next packet: -EINTR, not a restart, as a part is queued. */
+			ret = tplan_queue_wait_room(q, need, false);
+			if (ret)
+				return ret == -ERESTARTSYS ? -EINTR : ret;
+		}
 	}
-out_publish:
-	tplan_queue_publish(q);
+	return 0;
+}
+
+/*
+ * Open the ready gate of every raw chain (CHAIN_SUBMIT) still charged,
+ * so that it runs as its chunk stands: 0, or -EBUSY (nothing opened) when
+ * a plan's chains are charged too (closing the plan opens those).
+ */
+int tplan_queue_open_raw_gates(struct tplan_queue *q)
+{
+	struct tplan_prep_mark *m;
+	u32 i;
+	int ret = 0;
+
+	spin_lock(&q->budget_lock);
+	for (i = q->mark_head; i != q->mark_tail; i++)
+		if (!q->marks[i % q->mark_cap].gate)
+			ret = -EBUSY;
+	for (i = q->mark_head; !ret && i != q->mark_tail; i++) {
+		m = &q->marks[i % q->mark_cap];
+		/* As mark_ready would: release, so what was written before goes. */
+		if (READ_ONCE(*m->gate) < m->ref)
+			smp_store_release(m->gate, m->ref);
+	}
+	spin_unlock(&q->budget_lock);
 	return ret;
 }
 
 int tplan_quiet(struct tplan_ucmd *ucmd)
 {
 	struct tplan_quiet *cmd = ucmd->cmd;
-	long timeout = tplan_timeout_jiffies(cmd->timeout_ms);
+	u64 deadline = tplan_deadline(cmd->timeout_ms), target;
 	struct tplan_queue *q;
 	int ret;
 
-	if (cmd->flags)
+	if (cmd->flags & ~TPLAN_QUIET_FLAGS_ALL)
 		return -EINVAL;
 	ret = tplan_queue_get(ucmd->tf, cmd->peer, &q);
 	if (ret)
 		return ret;
-	ret = tplan_queue_host_usable(q);
+	if (cmd->flags & TPLAN_QUIET_OPEN_GATES) {
+		ret = tplan_queue_usable(q) ?: tplan_queue_open_raw_gates(q);
+		tplan_soft_engine.kick(q);
+	} else {
+		ret = tplan_queue_host_usable(q);
+	}
 	if (ret)
 		return ret;
-	return tplan_queue_wait_rptr(q, q->wptr, &timeout);
+	target = READ_ONCE(q->wptr);
+	ret = tplan_wait_deadline(q->owner_wq,
+				  smp_load_acquire(&q->rptr) >= target ||	/* queue.h */
+				  tplan_queue_usable(q), deadline, false);
+	/* Acquire again: the wait may have ended on a signal or a timeout. */
+	if (smp_load_acquire(&q->rptr) >= target)
+		return 0;
+	return tplan_queue_usable(q) ?: ret == -ERESTARTSYS ? -EINTR : ret;
 }
 
 int tplan_queue_info(struct tplan_ucmd *ucmd)
 {
 	struct tplan_queue_info *cmd = ucmd->cmd;
+	struct tplan_file *tf = ucmd->tf;
+	struct tplan_group *g = tplan_file_group(tf);
 	struct tplan_queue *q;
-	int ret;
 
-	ret = tplan_queue_get(ucmd->tf, cmd->peer, &q);
-	if (ret)
-		return ret;
+	if (!g)
+		return -ENOTCONN;
+	if (cmd->peer >= g->world_size || cmd->peer == tf->rank)
+		return -EINVAL;
+	/* A queue not used yet is not made for a look at it: it is empty. */
+	q = READ_ONCE(g->queues[tf->rank][cmd->peer]);
+	if (!q) {
+		memset((u8 *)cmd + sizeof(cmd->size) + sizeof(cmd->peer), 0,
+		       sizeof(*cmd) - sizeof(cmd->size) - sizeof(cmd->peer));
+		cmd->ring_size = tplan_params.ring_size;
+		cmd->prep_limit = tplan_budget_limit(cmd->ring_size, tplan_params.prep_limit_pct);
+		cmd->state = TPLAN_QUEUE_IDLE;
+		return 0;
+	}
 	cmd->state = tplan_queue_state(q);
 	/* Acquire: pairs with the engine's release of rptr (queue.h). */
 	cmd->rptr = smp_load_acquire(&q->rptr);
-	cmd->wptr = q->wptr;
+	cmd->wptr = READ_ONCE(q->wptr);
 	cmd->packets = READ_ONCE(q->packets);
 	cmd->ring_size = q->ring_size;
 	cmd->prep_charged = READ_ONCE(q->prep_charged);
@@ -404,12 +519,40 @@ int tplan_queue_info(struct tplan_ucmd *ucmd)
 
 #define TPLAN_INJECT_MAX_DW 1024
 
+/* Write packets already in dw (ndw dwords, one packet) once there is room. */
+static int tplan_queue_write_raw(struct tplan_queue *q, const u32 *raw, u32 ndw)
+{
+	u64 need;
+	int ret;
+
+	for (;;) {
+		if (mutex_lock_interruptible(&q->wlock))
+			return -ERESTARTSYS;
+		ret = tplan_queue_host_usable(q);
+		if (ret) {
+			mutex_unlock(&q->wlock);
+			return ret;
+		}
+		need = tplan_queue_need(q, ndw, 1);
+		if (tplan_queue_room(q) >= need) {
+			memcpy(tplan_queue_emit(q, ndw), raw, ndw * 4);
+			tplan_queue_publish(q);
+			mutex_unlock(&q->wlock);
+			return 0;
+		}
+		tplan_queue_publish(q);
+		mutex_unlock(&q->wlock);
+		ret = tplan_queue_wait_room(q, need, false);
+		if (ret)
+			return ret;
+	}
+}
+
 int tplan_queue_inject(struct tplan_ucmd *ucmd)
 {
 	struct tplan_queue_inject *cmd = ucmd->cmd;
-	long timeout = tplan_timeout_jiffies(0);
 	struct tplan_queue *q;
-	u32 *raw, *dw;
+	u32 *raw;
 	int ret;
 
 	if (!tplan_params.allow_inject)
@@ -428,11 +571,7 @@ int tplan_queue_inject(struct tplan_ucmd *ucmd)
 	raw = memdup_user(u64_to_user_ptr(cmd->dwords), cmd->ndw * 4);
 	if (IS_ERR(raw))
 		return PTR_ERR(raw);
-	ret = tplan_queue_reserve(q, cmd->ndw, &timeout, &dw);
-	if (!ret) {
-		memcpy(dw, raw, cmd->ndw * 4);
-		tplan_queue_publish(q);
-	}
+	ret = tplan_queue_write_raw(q, raw, cmd->ndw);
 	kfree(raw);
 	return ret;
 }
@@ -461,17 +600,18 @@ void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes)
 		wake_up_all(&q->owner_wq);
 }
 
-/* Room for n more marks; allocation happens before any ring write. */
+/* Room for n more marks; allocation happens before any ring write.  Caller holds wlock. */
 static int tplan_queue_marks_room(struct tplan_queue *q, u32 n)
 {
 	struct tplan_prep_mark *marks;
 	u32 used, cap, i;
 
+	lockdep_assert_held(&q->wlock);
 	used = READ_ONCE(q->mark_tail) - READ_ONCE(q->mark_head);
 	if (q->mark_cap - used >= n)
 		return 0;
 	cap = max_t(u32, q->mark_cap * 2, roundup_pow_of_two(used + n));
-	marks = kvcalloc(cap, sizeof(*marks), GFP_KERNEL);
+	marks = kvcalloc(cap, sizeof(*marks), TPLAN_GFP_USER_SIZED);
 	if (!marks)
 		return -ENOMEM;
 	spin_lock(&q->budget_lock);
@@ -502,28 +642,11 @@ static u64 tplan_chain_span_from(u64 pos, u32 ring_size, const struct tplan_chai
 	return pos;
 }
 
-/*
- * Write validated chains whose charge tplan_queue_budget_reserve() took,
- * each with its POLL reference patched to its round, and publish them at
- * once.  Waits for ring space first (the engine frees it without help:
- * everything queued before is either charged, within the limit, or runs
- * by itself), so on error nothing was written and the caller unreserves.
- */
-int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
-			     u32 n, long *timeout)
+/* Write the chains at the tail and publish them.  Caller holds wlock and made room. */
+static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
+				    u32 n)
 {
-	u64 end = q->wtail;
 	u32 i, j;
-	int ret;
-
-	ret = tplan_queue_marks_room(q, n);
-	if (ret)
-		return ret;
-	for (i = 0; i < n; i++)
-		end = tplan_chain_span_from(end, q->ring_size, &c[i]);
-	ret = tplan_queue_wait_space(q, end - q->wtail, timeout);
-	if (ret)
-		return ret;
 
 	for (i = 0; i < n; i++) {
 		u64 start = 0, poll_end = 0;
@@ -545,11 +668,60 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 		q->marks[q->mark_tail % q->mark_cap] = (struct tplan_prep_mark) {
 			.poll_end = poll_end,
 			.bytes = c[i].ndw * 4,
+			.ref = c[i].ref,
+			.gate = c[i].raw_gate,
 		};
 		q->mark_tail++;
 		spin_unlock(&q->budget_lock);
-		trace_tplan_submit(q->group->key, q->src, q->dst, start, c[i].ndw * 4);
+		trace_tplan_submit(q->group->id, q->src, q->dst, start, c[i].ndw * 4);
 	}
 	tplan_queue_publish(q);
+}
+
+/*
+ * Write validated chains whose charge tplan_queue_budget_reserve() took,
+ * each with its POLL reference patched to its round, and publish them at
+ * once (nothing of another writer in between).  Waits for ring space
+ * first, killably (the engine frees it without help: everything queued
+ * before is either charged, within the limit, or runs by itself), so on
+ * error nothing was written and the caller unreserves.  *start and *end
+ * (may be NULL) get the queue positions the chains took.
+ */
+int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
+			     u32 n, u64 *start, u64 *end)
+{
+	u64 need = 0;
+	u32 i;
+	int ret;
+
+	for (;;) {
+		if (mutex_lock_killable(&q->wlock))
+			return -EINTR;
+		ret = tplan_queue_usable(q) ?: tplan_queue_marks_room(q, n);
+		if (ret) {
+			mutex_unlock(&q->wlock);
+			return ret;
+		}
+		for (i = 0, need = q->wtail; i < n; i++)
+			need = tplan_chain_span_from(need, q->ring_size, &c[i]);
+		need -= q->wtail;
+		if (need > q->ring_size) {
+			mutex_unlock(&q->wlock);
+			return -EINVAL;
+		}
+		if (tplan_queue_room(q) >= need)
+			break;
+		tplan_queue_publish(q);
+		mutex_unlock(&q->wlock);
+		ret = tplan_queue_wait_room(q, need, true);
+		if (ret)
+			return ret;
+	}
+	if (start)
+		*start = q->wtail;
+	tplan_queue_emit_chains(q, c, n);
+	if (end)
+		*end = q->wtail;
+	mutex_unlock(&q->wlock);
 	return 0;
 }

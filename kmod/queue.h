@@ -11,8 +11,9 @@
  *    rptr with smp_store_release(); the owner reads rptr with
  *    smp_load_acquire() before it reuses ring space below it or reports
  *    the packet done.
- * Only the owner (serialised by its file's lock) writes wptr; only the
- * engine writes rptr.
+ * Only the owner (serialised by wlock) writes wptr; only the engine
+ * writes rptr.  wlock is never held across a wait for ring space: a
+ * writer that needs room drops it, waits, and checks again.
  */
 #ifndef _TPLAN_QUEUE_H
 #define _TPLAN_QUEUE_H
@@ -27,6 +28,8 @@
 struct tplan_prep_mark {
 	u64 poll_end;			/* pointer just past the chain's POLL */
 	u32 bytes;			/* the chain's charge */
+	u32 ref;			/* the round its POLL waits for */
+	u32 *gate;			/* a raw chain's ready gate (its owner may open it) */
 };
 
 struct tplan_queue {
@@ -34,12 +37,18 @@ struct tplan_queue {
 	u32 src, dst;
 	u32 *ring;
 	u32 ring_size;
+	struct tplan_user *user;	/* the owner's: the ring is charged to it */
 
+	struct mutex wlock;		/* the writer side: wtail, emit, publish */
 	u64 wtail;			/* owner: written, not yet published */
 	u64 wptr;			/* owner publishes, engine reads */
 	u64 rptr;			/* engine publishes, owner reads */
 	u64 packets;			/* engine: packets executed */
 	u64 traps;			/* engine: TRAP packets executed */
+	/* Wake-up accounting, so that a stall explains itself (debugfs). */
+	atomic64_t kicks;		/* owner: wptr published, engine woken */
+	u64 wakeups;			/* engine: woke up and found work */
+	u64 lost_wakeups;		/* engine: found work only at its safety timeout */
 
 	spinlock_t budget_lock;		/* prep_charged and the marks */
 	u32 prep_charged;
@@ -72,6 +81,7 @@ struct tplan_chain_image {
 	const u32 *dw;
 	u32 ndw;
 	u32 ref;
+	u32 *raw_gate;			/* CHAIN_SUBMIT: the ready gate; plans: NULL */
 };
 
 /* queue.c, for chain submission and plans */
@@ -79,8 +89,10 @@ int tplan_queue_get(struct tplan_file *tf, u32 peer, struct tplan_queue **qp);
 int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes);
 void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes);
 int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
-			     u32 n, long *timeout);
+			     u32 n, u64 *start, u64 *end);
 int tplan_queue_usable(struct tplan_queue *q);
+u32 tplan_queue_fault_state(struct tplan_queue *q);
+int tplan_queue_open_raw_gates(struct tplan_queue *q);
 
 /* queue.c, for the engines */
 void tplan_queue_retire(struct tplan_queue *q, u64 rptr);

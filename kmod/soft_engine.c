@@ -5,10 +5,21 @@
  * memory only through tplan_group_translate() (bounds-checked heap
  * ranges); a packet it cannot execute stops the queue in FAULT state.
  *
- * Idle, the thread sleeps on the queue's wait queue and costs nothing.  A
- * POLL that is not yet satisfied spins briefly (a producer often opens the
- * gate within microseconds), then sleeps with a growing interval so that
- * a gate closed for long costs little CPU.
+ * Idle, the thread sleeps on the queue's wait queue and costs next to
+ * nothing: it also wakes once a second by itself, and counts a wake-up
+ * that finds work only then as a lost one (debugfs), so a missed kick
+ * costs a second and shows, instead of a hang.  A POLL that is not yet
+ * satisfied spins briefly (a producer often opens the gate within
+ * microseconds), then sleeps with a growing interval so that a gate
+ * closed for long costs little CPU.
+ *
+ * POLL semantics as the hardware's: the packet's interval is the time
+ * between two retries (the soft engine reads it as microseconds: the
+ * 16-bit field bounds it at 65 ms), and its retry count counts those
+ * intervals, not the checks made while spinning, which the engine does
+ * as often as its back-off allows.  Gates are compared on their low
+ * 32 bits at the gate's own address: the module, like the SDMA engine,
+ * is little-endian only.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +38,11 @@
 #define TPLAN_POLL_SLEEP_MIN_US	10
 #define TPLAN_POLL_SLEEP_MAX_US	1000
 #define TPLAN_COPY_SLICE	(1U << 20)	/* reschedule point in long copies */
+#define TPLAN_ENGINE_SAFETY	HZ		/* wake up by itself this often */
+
+#ifdef __BIG_ENDIAN
+#error "tplan: gates are polled on their low 32 bits at their own address, as SDMA does: little-endian only"
+#endif
 
 enum tplan_exec {
 	TPLAN_EXEC_DONE,	/* advance past the packet */
@@ -72,9 +88,10 @@ static void tplan_soft_sleep_us(u32 us)
 
 static int tplan_soft_poll(struct tplan_queue *q, const struct tplan_sdma_poll_regmem *p)
 {
-	const u32 *word;
+	u32 interval_us = max_t(u32, p->interval, 1);
 	u32 retries = 0, sleep_us = TPLAN_POLL_SLEEP_MIN_US;
-	u64 spin_until;
+	u64 spin_until, next_retry;
+	const u32 *word;
 
 	if (!p->mem_poll || p->hdp_flush)
 		return tplan_soft_fault(q, TPLAN_FAULT_UNSUPPORTED);
@@ -83,20 +100,27 @@ static int tplan_soft_poll(struct tplan_queue *q, const struct tplan_sdma_poll_r
 		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
 
 	spin_until = ktime_get_ns() + TPLAN_POLL_SPIN_NS;
+	next_retry = ktime_get_ns() + (u64)interval_us * NSEC_PER_USEC;
 	/* Acquire: what the gate's writer wrote before it is visible to the copies. */
 	while (!tplan_poll_compare(p->func, smp_load_acquire(word) & p->mask, p->ref)) {
-		if (p->retry != TPLAN_SDMA_POLL_RETRY_FOREVER && retries++ >= p->retry)
-			return tplan_soft_fault(q, TPLAN_FAULT_POLL_TIMEOUT);
+		u64 now = ktime_get_ns();
+
+		/* A retry is one interval gone by, however often we looked. */
+		if (now >= next_retry) {
+			if (p->retry != TPLAN_SDMA_POLL_RETRY_FOREVER && retries++ >= p->retry)
+				return tplan_soft_fault(q, TPLAN_FAULT_POLL_TIMEOUT);
+			next_retry = now + (u64)interval_us * NSEC_PER_USEC;
+		}
 		if (tplan_soft_should_stop())
 			return TPLAN_EXEC_STOP;
-		if (ktime_get_ns() < spin_until) {
+		if (now < spin_until) {
 			cpu_relax();
 			continue;
 		}
-		tplan_soft_sleep_us(max_t(u32, sleep_us, p->interval));
+		tplan_soft_sleep_us(sleep_us);
 		sleep_us = min_t(u32, sleep_us * 2, TPLAN_POLL_SLEEP_MAX_US);
 	}
-	trace_tplan_poll_satisfied(q->group->key, q->src, q->dst, p->addr, p->ref);
+	trace_tplan_poll_satisfied(q->group->id, q->src, q->dst, p->addr, p->ref);
 	return TPLAN_EXEC_DONE;
 }
 
@@ -131,7 +155,7 @@ static int tplan_soft_copy_linear(struct tplan_queue *q, const struct tplan_sdma
 		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
 	ret = tplan_soft_memmove(q, dst, src, c->bytes);
 	if (ret == TPLAN_EXEC_DONE)
-		trace_tplan_copy_done(q->group->key, q->src, q->dst, c->dst, c->bytes);
+		trace_tplan_copy_done(q->group->id, q->src, q->dst, c->dst, c->bytes);
 	return ret;
 }
 
@@ -147,7 +171,7 @@ static int tplan_soft_copy_sub_window(struct tplan_queue *q,
 {
 	u32 esize = 1U << c->elem_size_log2;
 	u64 row = (u64)c->rect_x * esize;
-	u64 src_lo, src_hi, dst_lo, dst_hi;
+	u64 src_lo, src_hi, dst_lo, dst_hi, since_yield = 0;
 	u8 *src, *dst;
 	u32 y, z;
 
@@ -163,15 +187,21 @@ static int tplan_soft_copy_sub_window(struct tplan_queue *q,
 	if (!src || !dst)
 		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
 
+	/* A window holds up to 4 GiB: a stop point every TPLAN_COPY_SLICE bytes. */
 	for (z = 0; z < c->rect_z; z++) {
-		for (y = 0; y < c->rect_y; y++)
+		for (y = 0; y < c->rect_y; y++) {
 			memmove(dst + tplan_window_offset(&c->dst, esize, 0, y, z) - dst_lo,
 				src + tplan_window_offset(&c->src, esize, 0, y, z) - src_lo, row);
-		cond_resched();
-		if (tplan_soft_should_stop())
-			return TPLAN_EXEC_STOP;
+			since_yield += row;
+			if (since_yield >= TPLAN_COPY_SLICE) {
+				since_yield = 0;
+				cond_resched();
+				if (tplan_soft_should_stop())
+					return TPLAN_EXEC_STOP;
+			}
+		}
 	}
-	trace_tplan_copy_done(q->group->key, q->src, q->dst, c->dst.addr + dst_lo,
+	trace_tplan_copy_done(q->group->id, q->src, q->dst, c->dst.addr + dst_lo,
 			      row * c->rect_y * c->rect_z);
 	return TPLAN_EXEC_DONE;
 }
@@ -268,7 +298,19 @@ static int tplan_soft_thread(void *data)
 		u64 rptr = q->rptr, wptr;
 		u32 ndw = 0;
 
-		wait_event_idle(q->engine_wq, kthread_should_stop() || tplan_soft_has_work(q));
+		if (!tplan_soft_has_work(q)) {
+			unsigned long t0 = jiffies;
+
+			wait_event_idle_timeout(q->engine_wq, kthread_should_stop() ||
+						tplan_soft_has_work(q), TPLAN_ENGINE_SAFETY);
+			if (tplan_soft_has_work(q)) {
+				/* Work found only when the safety timeout ran out: a lost kick. */
+				if (time_after_eq(jiffies, t0 + TPLAN_ENGINE_SAFETY))
+					q->lost_wakeups++;
+				else
+					q->wakeups++;
+			}
+		}
 		if (kthread_should_stop())
 			break;
 		/* Acquire: the packets below wptr are written (queue.h). */
@@ -288,8 +330,8 @@ static int tplan_soft_start(struct tplan_queue *q)
 {
 	struct task_struct *t;
 
-	t = kthread_run(tplan_soft_thread, q, "tplan-q%04llx/%u-%u",
-			q->group->key & 0xffff, q->src, q->dst);
+	/* Named by the group's serial number: the key is nobody else's business. */
+	t = kthread_run(tplan_soft_thread, q, "tplan-g%u/%u-%u", q->group->id, q->src, q->dst);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
 	q->thread = t;

@@ -6,7 +6,19 @@
  * The group holds the heaps and is reference counted by its ranks' files;
  * a heap is freed only with the group, so it outlives every queue that
  * can touch it.  A queue belongs to its sending rank's file and is torn
- * down (engine stopped first) when that file is released.
+ * down (engine stopped first) when that file is released.  A plan is a
+ * group object, reference counted by the calls using it, and leaves the
+ * group only once no queued chain can reach its gate rows.
+ *
+ * Locking (outermost first); no lock is ever held across a wait for
+ * another rank, for the engine or for ring space, nor across a user copy:
+ *   tplan_groups_lock	the list of groups still being joined
+ *   part->lock		one rank's part of a plan: its state transitions
+ *   q->wlock		the writer side of one ring (wtail, emit, publish)
+ *   g->lock		membership, collectives, queues[][], plans, faults
+ *   q->budget_lock	(spinlock) a queue's prepared-copy charge and marks
+ * A file has no lock of its own: its group is published once (release /
+ * acquire), and it runs one collective at a time (TPLAN_FILE_IN_COLL).
  */
 #ifndef _TPLAN_PRIV_H
 #define _TPLAN_PRIV_H
@@ -20,9 +32,14 @@
 #include <linux/fs.h>
 #include <linux/cred.h>
 #include <linux/gfp.h>
+#include <linux/ktime.h>
+#include <linux/jiffies.h>
+#include <linux/xarray.h>
+#include <linux/sched/signal.h>
 
 #include "tplan.h"
 #include "sdma_limits.h"
+#include "limits.h"
 
 #define TPLAN_MAX_WORLD_SIZE 16
 
@@ -48,47 +65,86 @@ extern struct tplan_params tplan_params;
 #define TPLAN_MMAP_HEAP_SHIFT		40
 
 struct tplan_heap {
-	void *vaddr;			/* vmalloc_user(), zeroed */
+	void *vaddr;			/* __vmalloc(), zeroed, charged */
 	u64 size;
 	u64 dev_base;
+	struct tplan_user *user;	/* who the bytes are charged to */
 };
 
 struct tplan_queue;
 
-/* The collective in progress and the double buffer its blobs go to. */
+/*
+ * The collective being gathered and the double buffer its blobs go to
+ * (group.c has the rules).
+ */
 struct tplan_coll {
-	u64 cur_seq;			/* collective being gathered */
-	u64 done_seq;			/* last completed + 1 */
-	u32 arrived;			/* ranks arrived at cur_seq */
+	u64 seq;			/* collective being gathered */
+	u32 arrived;			/* ranks arrived at seq */
 	u32 op;
 	u32 blob_size;
+	int status;			/* first rank that gave up on seq, else 0 */
+	int done_status[2];		/* the outcome of seq - 1, seq - 2 (parity) */
 	u8 *buf[2];			/* world * TPLAN_ALL_GATHER_MAX each */
+};
+
+/* A queue fault as a waiter reports it. */
+struct tplan_fault_record {
+	u32 src, dst;
+	u32 reason;
+	u32 dword;
+	u64 offset;
 };
 
 struct tplan_group {
 	struct kref kref;
 	struct list_head node;		/* tplan_groups, while joins are open */
 	u64 key;
+	u32 id;				/* serial: names debugfs and engine threads */
+	/* Found only by its creator's identity (group.c). */
+	kuid_t owner;
+	struct user_namespace *user_ns;
+	struct tplan_user *user;	/* the creator's: pending groups, buffers */
+	bool pending;			/* counted in user->pending_groups */
+
 	u32 world_size;
 	u64 heap_size;
 	u32 engine;
 	u32 sdma_ip;			/* TPLAN_SDMA_440 / TPLAN_SDMA_442 */
 	struct tplan_sdma_limits limits;
-	const struct cred *creator;
 
-	struct mutex lock;		/* membership, collectives, queues[] */
+	struct mutex lock;		/* see the top of this file */
 	wait_queue_head_t wq;		/* join, collectives, breakage */
-	wait_queue_head_t arrival_wq;	/* ATOMIC/FENCE/TRAP executed */
-	u32 joined;			/* bitmask of ranks */
+	wait_queue_head_t arrival_wq;	/* ATOMIC/FENCE/TRAP executed, faults */
+	u32 joined;			/* ranks admitted (their slot taken) */
+	u32 ready;			/* admitted ranks whose join answer went out */
+	u32 left;			/* ranks whose file is gone */
 	bool complete;			/* every rank joined once */
 	int broken;			/* 0 or the errno collectives now fail with */
 
 	struct tplan_heap heaps[TPLAN_MAX_WORLD_SIZE];
+	struct task_struct *tasks[TPLAN_MAX_WORLD_SIZE];	/* admitted ranks' */
 	struct tplan_coll coll;
 	struct tplan_queue *queues[TPLAN_MAX_WORLD_SIZE][TPLAN_MAX_WORLD_SIZE];
+	/* Faults, for waits: bit p of queue_faults[r] when r->p or p->r faulted. */
+	unsigned long queue_faults[TPLAN_MAX_WORLD_SIZE];
+	struct tplan_fault_record faults[TPLAN_MAX_WORLD_SIZE][TPLAN_MAX_WORLD_SIZE];
 	struct list_head plans;		/* under lock */
+	struct xarray plan_ids;		/* id -> plan, for unique ids */
 	u32 next_plan_id;
+	u32 nplans;
 	struct dentry *debugfs;
+};
+
+/* struct tplan_file.flags */
+enum {
+	TPLAN_FILE_IN_COLL,		/* a collective of this file is running */
+};
+
+/* struct tplan_file.join_state */
+enum {
+	TPLAN_JOIN_NONE,
+	TPLAN_JOIN_BUSY,
+	TPLAN_JOIN_DONE,
 };
 
 /*
@@ -96,13 +152,23 @@ struct tplan_group {
  * Every object a rank creates hangs off this and is torn down on release.
  */
 struct tplan_file {
-	struct mutex lock;		/* serialises this file's ioctls */
-	struct tplan_group *group;	/* set once the join completed */
+	struct tplan_group *group;	/* published once joined (acquire) */
 	u32 rank;
+	atomic_t join_state;
+	unsigned long flags;
+	struct tplan_user *user;	/* the opener's: what this rank allocates */
+	/* Collectives, under g->lock (group.c). */
 	u64 coll_seq;			/* this rank's next collective */
 	bool coll_arrived;		/* contributed to coll_seq, not returned */
-	u64 prep_seq;			/* rounds this rank prepared, all plans */
+	u32 coll_op, coll_size;		/* what it contributed */
+	atomic64_t prep_seq;		/* rounds this rank prepared, all plans */
 };
+
+/* The group of a joined file, or NULL: pairs with the join's release. */
+static inline struct tplan_group *tplan_file_group(struct tplan_file *tf)
+{
+	return smp_load_acquire(&tf->group);
+}
 
 /*
  * struct tplan_ucmd - one ioctl call in flight: the copied-in argument
@@ -112,19 +178,72 @@ struct tplan_ucmd {
 	struct tplan_file *tf;
 	void __user *ubuffer;
 	u32 user_size;
+	u32 cmd_size;			/* the kernel's struct size */
+	bool responded;			/* the answer went out already */
 	void *cmd;
 };
 
 /*
- * Allocations whose size a caller chooses: failing them is the caller's
- * problem (ENOMEM), not a kernel warning.
+ * Write the answer now, before a step that cannot be undone, so that a
+ * caller whose struct is not writable gets EFAULT with nothing changed.
  */
-#define TPLAN_GFP_USER_SIZED (GFP_KERNEL | __GFP_NOWARN)
+int tplan_ucmd_respond(struct tplan_ucmd *ucmd);
 
-static inline long tplan_timeout_jiffies(u32 timeout_ms)
+/*
+ * Allocations whose size a caller chooses: charged to its memory cgroup,
+ * failing them is the caller's problem (ENOMEM, never a warning, never
+ * the OOM killer).
+ */
+#define TPLAN_GFP_USER_SIZED (GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
+
+/*
+ * Deadlines.  A wait may end late, never early: deadlines are CLOCK_MONOTONIC
+ * times, and a jiffies timeout gets one tick more because its first tick
+ * may be almost over when it starts.
+ */
+static inline u64 tplan_deadline(u32 timeout_ms)
 {
-	return msecs_to_jiffies(timeout_ms ? timeout_ms : TPLAN_TIMEOUT_DEFAULT_MS);
+	return ktime_get_ns() + (u64)(timeout_ms ? timeout_ms : TPLAN_TIMEOUT_DEFAULT_MS) *
+				NSEC_PER_MSEC;
 }
+
+static inline long tplan_deadline_jiffies(u64 deadline)
+{
+	u64 now = ktime_get_ns();
+
+	if (now >= deadline)
+		return 0;
+	return min_t(u64, nsecs_to_jiffies64(deadline - now) + 1, MAX_SCHEDULE_TIMEOUT - 1);
+}
+
+/*
+ * Wait on wq until cond, the deadline, or a signal: interruptible (any
+ * signal: -ERESTARTSYS) or killable (only a fatal one: -EINTR, the
+ * process is dying anyway).  0 once cond holds, -ETIMEDOUT at the
+ * deadline (cond checked last).
+ */
+#define tplan_wait_deadline(wq, cond, deadline, killable)			\
+({										\
+	int __ret = 0;								\
+	for (;;) {								\
+		long __j = tplan_deadline_jiffies(deadline), __left;		\
+		if (cond)							\
+			break;							\
+		if (!__j) {							\
+			__ret = -ETIMEDOUT;					\
+			break;							\
+		}								\
+		if (killable)							\
+			__left = wait_event_killable_timeout(wq, cond, __j);	\
+		else								\
+			__left = wait_event_interruptible_timeout(wq, cond, __j); \
+		if (__left < 0) {						\
+			__ret = (killable) ? -EINTR : -ERESTARTSYS;		\
+			break;							\
+		}								\
+	}									\
+	__ret;									\
+})
 
 /* group.c */
 int tplan_group_join(struct tplan_ucmd *ucmd);
@@ -134,9 +253,26 @@ int tplan_heap_info(struct tplan_ucmd *ucmd);
 int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma);
 void tplan_group_leave(struct tplan_file *tf);
 void tplan_group_break(struct tplan_group *g, int err);
-int tplan_group_exchange(struct tplan_file *tf, u32 op, const void *in, u32 size,
-			 void *out, long timeout);
 void *tplan_group_translate(struct tplan_group *g, u64 addr, u64 len);
+void tplan_group_note_fault(struct tplan_group *g, const struct tplan_fault_record *f);
+bool tplan_group_fault_for(struct tplan_group *g, u32 rank, u32 peer_mask,
+			   struct tplan_fault_record *f);
+
+/* A queue involving rank and a peer in peer_mask faulted (for wait conditions). */
+static inline bool tplan_group_faulted(struct tplan_group *g, u32 rank, u32 peer_mask)
+{
+	return READ_ONCE(g->queue_faults[rank]) & peer_mask;
+}
+
+/* collective.c */
+enum tplan_coll_wait {
+	TPLAN_COLL_INTERRUPTIBLE,	/* barrier, all-gather: resumable */
+	TPLAN_COLL_KILLABLE,		/* plan steps: only death or the deadline */
+};
+int tplan_coll_begin(struct tplan_file *tf);
+void tplan_coll_end(struct tplan_file *tf);
+int tplan_group_exchange(struct tplan_file *tf, u32 op, const void *in, u32 size,
+			 void *out, u64 deadline, enum tplan_coll_wait how);
 
 /* Collective operation ids: every rank's k-th collective must agree. */
 enum {
@@ -151,7 +287,7 @@ int tplan_quiet(struct tplan_ucmd *ucmd);
 int tplan_queue_info(struct tplan_ucmd *ucmd);
 int tplan_queue_inject(struct tplan_ucmd *ucmd);
 
-/* plan.c */
+/* plan*.c */
 int tplan_plan_create(struct tplan_ucmd *ucmd);
 int tplan_plan_prepare(struct tplan_ucmd *ucmd);
 int tplan_plan_start(struct tplan_ucmd *ucmd);
@@ -160,6 +296,7 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd);
 int tplan_plan_close(struct tplan_ucmd *ucmd);
 int tplan_plan_state(struct tplan_ucmd *ucmd);
 void tplan_plans_destroy(struct tplan_group *g);
+void tplan_plans_rank_left(struct tplan_group *g, u32 rank);
 u64 tplan_gate_area_offset(u64 heap_size);
 
 /* chain_submit.c */

@@ -12,73 +12,73 @@
 #include <linux/tracepoint.h>
 
 TRACE_EVENT(tplan_submit,
-	TP_PROTO(u64 key, u32 src, u32 dst, u64 wptr, u32 bytes),
-	TP_ARGS(key, src, dst, wptr, bytes),
+	TP_PROTO(u32 group, u32 src, u32 dst, u64 wptr, u32 bytes),
+	TP_ARGS(group, src, dst, wptr, bytes),
 	TP_STRUCT__entry(
-		__field(u64, key)
+		__field(u32, group)
 		__field(u32, src)
 		__field(u32, dst)
 		__field(u64, wptr)
 		__field(u32, bytes)
 	),
 	TP_fast_assign(
-		__entry->key = key;
+		__entry->group = group;
 		__entry->src = src;
 		__entry->dst = dst;
 		__entry->wptr = wptr;
 		__entry->bytes = bytes;
 	),
-	TP_printk("group=%llx queue=%u->%u wptr=%llu bytes=%u",
-		  __entry->key, __entry->src, __entry->dst, __entry->wptr, __entry->bytes)
+	TP_printk("group=%u queue=%u->%u wptr=%llu bytes=%u",
+		  __entry->group, __entry->src, __entry->dst, __entry->wptr, __entry->bytes)
 );
 
 TRACE_EVENT(tplan_poll_satisfied,
-	TP_PROTO(u64 key, u32 src, u32 dst, u64 addr, u32 ref),
-	TP_ARGS(key, src, dst, addr, ref),
+	TP_PROTO(u32 group, u32 src, u32 dst, u64 addr, u32 ref),
+	TP_ARGS(group, src, dst, addr, ref),
 	TP_STRUCT__entry(
-		__field(u64, key)
+		__field(u32, group)
 		__field(u32, src)
 		__field(u32, dst)
 		__field(u64, addr)
 		__field(u32, ref)
 	),
 	TP_fast_assign(
-		__entry->key = key;
+		__entry->group = group;
 		__entry->src = src;
 		__entry->dst = dst;
 		__entry->addr = addr;
 		__entry->ref = ref;
 	),
-	TP_printk("group=%llx queue=%u->%u gate=0x%llx ref=%u",
-		  __entry->key, __entry->src, __entry->dst, __entry->addr, __entry->ref)
+	TP_printk("group=%u queue=%u->%u gate=0x%llx ref=%u",
+		  __entry->group, __entry->src, __entry->dst, __entry->addr, __entry->ref)
 );
 
 TRACE_EVENT(tplan_copy_done,
-	TP_PROTO(u64 key, u32 src, u32 dst, u64 dst_addr, u64 bytes),
-	TP_ARGS(key, src, dst, dst_addr, bytes),
+	TP_PROTO(u32 group, u32 src, u32 dst, u64 dst_addr, u64 bytes),
+	TP_ARGS(group, src, dst, dst_addr, bytes),
 	TP_STRUCT__entry(
-		__field(u64, key)
+		__field(u32, group)
 		__field(u32, src)
 		__field(u32, dst)
 		__field(u64, dst_addr)
 		__field(u64, bytes)
 	),
 	TP_fast_assign(
-		__entry->key = key;
+		__entry->group = group;
 		__entry->src = src;
 		__entry->dst = dst;
 		__entry->dst_addr = dst_addr;
 		__entry->bytes = bytes;
 	),
-	TP_printk("group=%llx queue=%u->%u dst=0x%llx bytes=%llu",
-		  __entry->key, __entry->src, __entry->dst, __entry->dst_addr, __entry->bytes)
+	TP_printk("group=%u queue=%u->%u dst=0x%llx bytes=%llu",
+		  __entry->group, __entry->src, __entry->dst, __entry->dst_addr, __entry->bytes)
 );
 
 TRACE_EVENT(tplan_fault,
-	TP_PROTO(u64 key, u32 src, u32 dst, u64 offset, u32 dword, u32 reason),
-	TP_ARGS(key, src, dst, offset, dword, reason),
+	TP_PROTO(u32 group, u32 src, u32 dst, u64 offset, u32 dword, u32 reason),
+	TP_ARGS(group, src, dst, offset, dword, reason),
 	TP_STRUCT__entry(
-		__field(u64, key)
+		__field(u32, group)
 		__field(u32, src)
 		__field(u32, dst)
 		__field(u64, offset)
@@ -86,15 +86,15 @@ TRACE_EVENT(tplan_fault,
 		__field(u32, reason)
 	),
 	TP_fast_assign(
-		__entry->key = key;
+		__entry->group = group;
 		__entry->src = src;
 		__entry->dst = dst;
 		__entry->offset = offset;
 		__entry->dword = dword;
 		__entry->reason = reason;
 	),
-	TP_printk("group=%llx queue=%u->%u offset=%llu dword=0x%08x reason=%u",
-		  __entry->key, __entry->src, __entry->dst, __entry->offset,
+	TP_printk("group=%u queue=%u->%u offset=%llu dword=0x%08x reason=%u",
+		  __entry->group, __entry->src, __entry->dst, __entry->offset,
 		  __entry->dword, __entry->reason)
 );
 

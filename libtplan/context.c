@@ -109,6 +109,16 @@ int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info)
 	return tplan_ioctl(ctx, TPLAN_IOC_INFO, info, "TPLAN_IOC_INFO");
 }
 
+void tplan_ctx_set_timeout(struct tplan_ctx *ctx, uint32_t timeout_ms)
+{
+	ctx->timeout_ms = timeout_ms;
+}
+
+uint32_t tplan_ctx_timeout(const struct tplan_ctx *ctx)
+{
+	return ctx->timeout_ms;
+}
+
 const char *tplan_ctx_error(const struct tplan_ctx *ctx)
 {
 	return ctx->error;

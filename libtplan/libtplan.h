@@ -49,6 +49,17 @@ int tplan_ctx_fd(const struct tplan_ctx *ctx);
 int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info);
 
 /*
+ * How long the collective plan steps (create, next_round, close) wait for
+ * the other ranks at each of their synchronisations, in milliseconds; 0
+ * (the default) means the kernel's TPLAN_TIMEOUT_DEFAULT_MS.  A rank that
+ * is later than this makes the step fail on every rank with -ETIMEDOUT;
+ * the group goes on.  Calls that take a timeout_ms (join, barrier,
+ * all-gather, quiet, wait) use their own.
+ */
+void tplan_ctx_set_timeout(struct tplan_ctx *ctx, uint32_t timeout_ms);
+uint32_t tplan_ctx_timeout(const struct tplan_ctx *ctx);
+
+/*
  * The detail of the last failure on this context ("" if none): which call,
  * and where the kernel said why, which chunk or rule.
  */
@@ -155,6 +166,15 @@ int tplan_put_signal(struct tplan_ctx *ctx, unsigned int peer, uint64_t src_off,
  * Errors as tplan_put(), plus -ETIMEDOUT.
  */
 int tplan_quiet(struct tplan_ctx *ctx, unsigned int peer, uint32_t timeout_ms);
+
+/*
+ * Release raw chains (TPLAN_IOC_CHAIN_SUBMIT) whose producer will never
+ * come: open the ready gate of every one still waiting on the (this rank
+ * -> peer) queue, so each runs as its chunk stands and gives its charge
+ * back, then tplan_quiet().  -EBUSY (nothing opened) when a plan's chains
+ * wait there too: close the plan.  Errors as tplan_quiet().
+ */
+int tplan_queue_flush(struct tplan_ctx *ctx, unsigned int peer, uint32_t timeout_ms);
 
 /* The (this rank -> peer) queue's pointers, budget and state. */
 int tplan_queue_info(struct tplan_ctx *ctx, unsigned int peer, struct tplan_queue_info *info);

@@ -27,6 +27,7 @@ struct tplan_ctx {
 	uint64_t heap_next;		/* the symmetric allocator's bump pointer */
 	uint64_t gate_area;		/* the allocator's ceiling: the kernel's above */
 	uint32_t sdma_ip;		/* TPLAN_SDMA_440 / _442: whose copy limits apply */
+	uint32_t timeout_ms;		/* plan steps, put: tplan_ctx_set_timeout() */
 };
 
 /* Record a readable detail for tplan_ctx_error(); returns err. */

@@ -262,14 +262,15 @@ int tplan_plan_create_or_refuse(struct tplan_ctx *ctx, uint64_t buf_offset, uint
 {
 	struct tplan_plan_create create = {
 		.size = sizeof(create),
+		.timeout_ms = ctx->timeout_ms,
 		.buffer_offset = buf_offset,
 		.buffer_bytes = buf_bytes,
 		.own_offset = own_offset,
 		.own_bytes = own_bytes,
 		.nchunks = tplan_schedule_nchunks(schedule),
 	};
-	struct tplan_plan_prepare prep = { .size = sizeof(prep) };
-	struct tplan_plan_close close = { .size = sizeof(close) };
+	struct tplan_plan_prepare prep = { .size = sizeof(prep), .timeout_ms = ctx->timeout_ms };
+	struct tplan_plan_close close = { .size = sizeof(close), .timeout_ms = ctx->timeout_ms };
 	struct tplan_plan_chain *chains = NULL;
 	uint32_t *dw = NULL, *writers = NULL, nchains = 0, ndw = 0, c;
 	char saved[sizeof(ctx->error)];
@@ -395,6 +396,15 @@ static void chunk_owner(const struct tplan_plan *p, uint32_t g, uint32_t *rank, 
 	*chunk = g - p->chunk_base[r];
 }
 
+/* EIO: which queue stopped, where and why. */
+static int fault_error(struct tplan_plan *p, const struct tplan_plan_wait *w)
+{
+	return tplan_set_error(p->ctx, -EIO,
+			       "plan wait: round %u: queue %u->%u faulted (reason %u) at queue position %llu, dword %#x: see tplan_queue_info()",
+			       w->round, w->fault.src, w->fault.dst, w->fault.reason,
+			       (unsigned long long)w->fault.offset, w->fault.dword);
+}
+
 static int wait_error(struct tplan_plan *p, int err, uint32_t round)
 {
 	uint32_t i, n = p->report_count < p->report_cap ? p->report_count : p->report_cap;
@@ -445,6 +455,8 @@ int tplan_plan_wait(struct tplan_plan *p, uint32_t timeout_ms)
 	p->report_count = w.report_count;
 	if (ret && w.report_count && (ret == -ETIMEDOUT || ret == -EOVERFLOW))
 		return wait_error(p, ret, w.round);
+	if (ret == -EIO && w.fault.reason)
+		return fault_error(p, &w);
 	return ret;
 }
 
@@ -460,7 +472,9 @@ const struct tplan_plan_shortfall *tplan_plan_shortfall(const struct tplan_plan 
 
 int tplan_plan_next_round(struct tplan_plan *p)
 {
-	struct tplan_plan_next_round nr = { .size = sizeof(nr), .plan_id = p->id };
+	struct tplan_plan_next_round nr = {
+		.size = sizeof(nr), .plan_id = p->id, .timeout_ms = p->ctx->timeout_ms,
+	};
 	int ret;
 
 	ret = tplan_ioctl(p->ctx, TPLAN_IOC_PLAN_NEXT_ROUND, &nr, "plan next_round");
@@ -491,6 +505,7 @@ int tplan_plan_close(struct tplan_plan *p, uint32_t *state)
 
 	if (!p)
 		return 0;
+	cl.timeout_ms = p->ctx->timeout_ms;
 	cl.plan_id = p->id;
 	ret = tplan_ioctl(p->ctx, TPLAN_IOC_PLAN_CLOSE, &cl, "plan close");
 	if (state)

@@ -42,6 +42,16 @@ int tplan_quiet(struct tplan_ctx *ctx, unsigned int peer, uint32_t timeout_ms)
 	return tplan_ioctl(ctx, TPLAN_IOC_QUIET, &q, "TPLAN_IOC_QUIET");
 }
 
+int tplan_queue_flush(struct tplan_ctx *ctx, unsigned int peer, uint32_t timeout_ms)
+{
+	struct tplan_quiet q = {
+		.size = sizeof(q), .peer = peer, .timeout_ms = timeout_ms,
+		.flags = TPLAN_QUIET_OPEN_GATES,
+	};
+
+	return tplan_ioctl(ctx, TPLAN_IOC_QUIET, &q, "TPLAN_IOC_QUIET (open gates)");
+}
+
 int tplan_queue_info(struct tplan_ctx *ctx, unsigned int peer, struct tplan_queue_info *info)
 {
 	*info = (struct tplan_queue_info) { .size = sizeof(*info), .peer = peer };

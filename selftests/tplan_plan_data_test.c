@@ -147,6 +147,7 @@ TEST_F_TIMEOUT(data, split_1gib_plus_4kib_on_sdma440_is_two_copies_executed, 600
 		.region = (1ULL << 30) + 4096, .copies = 2,
 	};
 	unsigned long long avail_kb = 0;
+	int64_t cap;
 	char line[128];
 	FILE *f = fopen("/proc/meminfo", "r");
 
@@ -158,6 +159,11 @@ TEST_F_TIMEOUT(data, split_1gib_plus_4kib_on_sdma440_is_two_copies_executed, 600
 	if (avail_kb < (2 * a.heap + (384ULL << 20)) >> 10)
 		SKIP(return, "two heaps of %llu MiB need more memory than the %llu MiB available (VM_MEM=3072)",
 		     (unsigned long long)(a.heap >> 20), avail_kb >> 10);
+	/* ... and the module's cap on what one user holds (max_user_bytes). */
+	if (!tplan_debugfs_stat("max_user_bytes", &cap) &&
+	    (uint64_t)cap < 2 * a.heap + (64ULL << 20))
+		SKIP(return, "two heaps of %llu MiB are over max_user_bytes (%lld MiB)",
+		     (unsigned long long)(a.heap >> 20), (long long)cap >> 20);
 	RUN_RANKS(2, rank_split, &a, 500000);
 }
 

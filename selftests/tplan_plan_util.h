@@ -394,6 +394,29 @@ static inline int tp_even_sched(struct tp_even *st, uint64_t own_off, uint64_t p
 	return 0;
 }
 
+/*
+ * Round `round` of an all-gather with parts of `part` bytes: fill, start,
+ * mark every chunk, wait, check every rank's part.
+ */
+static inline int tp_ag_round(struct tp_plan *p, uint64_t part, uint32_t round, uint64_t salt)
+{
+	unsigned char *heap = tplan_heap_ptr(p->ctx, p->rank);
+	struct tplan_plan_start st;
+	unsigned int r;
+	uint32_t c;
+
+	tp_fill(heap + p->buf_off + p->rank * part, part, tp_seed(p->rank, round, salt));
+	RANK_OK(tp_start(p, &st));
+	RANK_EQ(round, st.round);
+	for (c = 0; c < p->nchunks; c++)
+		tp_mark(p, c, round);
+	RANK_OK(tp_wait(p, TP_TIMEOUT, NULL, 0, NULL));
+	for (r = 0; r < p->world; r++)
+		if (tp_check(heap + p->buf_off + r * part, part, tp_seed(r, round, salt)) >= 0)
+			RANK_FAIL("round %u: rank %u's part is wrong", round, r);
+	return 0;
+}
+
 /* ---- queue snapshots ------------------------------------------------------ */
 
 struct tp_qsnap {

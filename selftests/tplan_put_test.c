@@ -567,9 +567,11 @@ TEST_F(pair, quiet_peer_out_of_range_is_einval)
 TEST_F(pair, quiet_flags_must_be_zero)
 {
 	TPLAN_SETUP_SKIPPED_RETURN();
-	struct tplan_quiet q = { .size = sizeof(q), .peer = 1, .flags = 1 };
+	struct tplan_quiet q = { .size = sizeof(q), .peer = 1, .flags = ~TPLAN_QUIET_FLAGS_ALL };
 
 	ASSERT_EQ(-EINVAL, tplan_test_ioctl(tplan_ctx_fd(self->p.ctx), TPLAN_IOC_QUIET, &q));
+	q.flags = TPLAN_QUIET_OPEN_GATES;
+	ASSERT_EQ(0, tplan_test_ioctl(tplan_ctx_fd(self->p.ctx), TPLAN_IOC_QUIET, &q));
 	q.flags = 0;
 	ASSERT_EQ(0, tplan_test_ioctl(tplan_ctx_fd(self->p.ctx), TPLAN_IOC_QUIET, &q));
 }

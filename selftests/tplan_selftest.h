@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <dirent.h>
 
 #include "kselftest_harness.h"
 #include "tplan.h"
@@ -425,23 +426,45 @@ static inline void tplan_ranks_release(struct tplan_ranks *r)
 
 /* ---- debugfs --------------------------------------------------------------
  *
- * /sys/kernel/debug/tplan/group-<key %016llx>/queue-<src>-<dst>, lines
- * "name: value".
+ * /sys/kernel/debug/tplan/stats, and per group
+ * /sys/kernel/debug/tplan/group-<key %016llx>-<serial>/queue-<src>-<dst>,
+ * lines "name: value".
  */
 #define TPLAN_DEBUGFS "/sys/kernel/debug/tplan"
 
-/* Copy the value of line "name: value" to val.  0 or -errno. */
-static inline int tplan_debugfs_field(uint64_t key, unsigned int src, unsigned int dst,
-				      const char *name, char *val, size_t len)
+/* The debugfs directory of the (live) group of key: 0 or -ENOENT. */
+static inline int tplan_debugfs_group_dir(uint64_t key, char *path, size_t len)
 {
-	char path[160], line[256];
+	char prefix[40];
+	struct dirent *e;
+	int ret = -ENOENT;
+	DIR *d;
+
+	snprintf(prefix, sizeof(prefix), "group-%016llx-", (unsigned long long)key);
+	d = opendir(TPLAN_DEBUGFS);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		/* names are short: "group-" + 16 hex digits + "-" + a serial */
+		ret = snprintf(path, len, TPLAN_DEBUGFS "/%.40s", e->d_name) < (int)len ? 0 : -ENAMETOOLONG;
+		break;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Copy the value of line "name: value" of file to val.  0 or -errno. */
+static inline int tplan_debugfs_file_field(const char *file, const char *name, char *val,
+					   size_t len)
+{
+	char line[256];
 	size_t n = strlen(name);
 	int ret = -ENOENT;
 	FILE *f;
 
-	snprintf(path, sizeof(path), TPLAN_DEBUGFS "/group-%016llx/queue-%u-%u",
-		 (unsigned long long)key, src, dst);
-	f = fopen(path, "r");
+	f = fopen(file, "r");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
@@ -454,6 +477,32 @@ static inline int tplan_debugfs_field(uint64_t key, unsigned int src, unsigned i
 	}
 	fclose(f);
 	return ret;
+}
+
+/* Copy the value of line "name: value" of queue src -> dst to val.  0 or -errno. */
+static inline int tplan_debugfs_field(uint64_t key, unsigned int src, unsigned int dst,
+				      const char *name, char *val, size_t len)
+{
+	char dir[160], path[192];
+	int ret = tplan_debugfs_group_dir(key, dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "%.160s/queue-%u-%u", dir, src, dst);
+	return tplan_debugfs_file_field(path, name, val, len);
+}
+
+/* A number from tplan/stats ("groups", "queues", "plans", "bytes"...). */
+static inline int tplan_debugfs_stat(const char *name, int64_t *v)
+{
+	char val[64], *end;
+	int ret = tplan_debugfs_file_field(TPLAN_DEBUGFS "/stats", name, val, sizeof(val));
+
+	if (ret)
+		return ret;
+	errno = 0;
+	*v = strtoll(val, &end, 0);
+	return errno || end == val ? -EINVAL : 0;
 }
 
 static inline int tplan_debugfs_u64(uint64_t key, unsigned int src, unsigned int dst,
@@ -581,8 +630,9 @@ static inline int tplan_test_wait_state(struct tplan_ctx *ctx, unsigned int peer
 }
 
 /*
- * Wait until process pid sleeps (state S in /proc/pid/stat), i.e. it has
- * gone into the blocking call it was about to make, then a little longer.
+ * Wait until process pid sleeps (state S, or D for the killable waits of
+ * plan steps, in /proc/pid/stat), i.e. it has gone into the blocking call
+ * it was about to make, then a little longer.
  * For hand-shakes like "the creator is waiting in its join": the kernel
  * offers no way to observe that.  0 or -ETIMEDOUT.
  */
@@ -602,7 +652,7 @@ static inline int tplan_test_wait_blocked(pid_t pid, unsigned int timeout_ms)
 		buf[n > 0 ? n : 0] = 0;
 		p = strrchr(buf, ')');
 		/* Asleep several polls in a row: not just a page fault. */
-		if (p && p[1] == ' ' && p[2] == 'S') {
+		if (p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D')) {
 			if (++streak == 10)
 				return 0;
 		} else {

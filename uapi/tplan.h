@@ -11,7 +11,14 @@
  *      size < the struct's first published size     -> EINVAL
  *      size > the kernel's size, extra bytes all 0  -> accepted
  *      size > the kernel's size, a non-zero extra   -> E2BIG
+ *      size > 4096                                  -> E2BIG
  *    Out fields are written back for min(size, kernel size) bytes.
+ *    Structs with In fields only are never written (they may be
+ *    read-only).  A call whose answer cannot be written fails with EFAULT
+ *    and changes nothing: the answer is written before the call commits
+ *    (joins, creates, starts, queues, closes).  Only if another thread
+ *    makes the memory unwritable in between can an EFAULT follow a
+ *    committed call; each call says what is left then.
  *  - Fields documented "must be 0" and unknown flag bits -> EINVAL.
  *  - An unknown ioctl number -> ENOTTY.
  *  - Pointers travel as __aligned_u64.
@@ -19,9 +26,40 @@
  * Errno contract shared by all ioctls:
  *   EFAULT  the argument (or a buffer it points to) is not accessible
  *   EINVAL  a field is out of range, a reserved field or flag is set
- *   E2BIG   the struct is larger than the kernel knows and the tail is set
+ *   E2BIG   the struct is larger than the kernel knows and the tail is
+ *           set, or larger than a page
  *   ENOTTY  unknown ioctl
  * Each ioctl lists its own additional codes.
+ *
+ * Calls of one file may run concurrently from several threads; none
+ * holds up another while it waits (a plan wait does not stop a put, an
+ * mmap or a page fault of the process).  A file runs one collective at a
+ * time: another collective of the same file meanwhile gets EBUSY.
+ *
+ * Collectives (barrier, all-gather and the collective plan steps) complete
+ * on every rank or fail on every rank:
+ *   - A rank later than a waiting rank's timeout makes the collective
+ *     fail with ETIMEDOUT on every rank, the late one included (it fails
+ *     as soon as it arrives).  The group goes on: the next collective
+ *     works.  A timeout never expires before the time asked for.
+ *   - Barrier and all-gather are interrupted by signals: EINTR (or a
+ *     transparent restart with SA_RESTART), with the rank still counted
+ *     as arrived; the same call (same operation and size) finishes it.
+ *     Another collective first gets EPROTO, and the group goes on.
+ *   - Plan steps are not interrupted by signals (only by death): a step
+ *     half done on one rank could not be undone on the others.
+ *   - Ranks whose k-th collectives are different operations (or sizes)
+ *     break the group: EPROTO where noticed, ECONNRESET elsewhere.
+ *   - A rank's file closing breaks the group: ECONNRESET from every
+ *     blocked and later collective, put, quiet and plan step.
+ *
+ * Resources: every allocation a caller sizes (heaps, rings, stored chain
+ * images, working memory) is charged to its memory cgroup and against the
+ * module's caps (parameters max_bytes, max_user_bytes, max_queues,
+ * max_pending_groups, max_plans, max_plan_spans; debugfs tplan/stats
+ * shows them and what is held).  Past one, the call fails with ENOMEM
+ * (memory, queues), EUSERS (groups being joined) or ENOSPC (plans,
+ * spans), quietly: no allocation warning, never the OOM killer.
  */
 #ifndef _UAPI_TPLAN_H
 #define _UAPI_TPLAN_H
@@ -136,11 +174,24 @@ struct tplan_info {
  * @__reserved: must be 0
  * @heap_base: Out: device address of this rank's heap
  *
- * Errors: EALREADY (this file already joined), EINVAL (a field out of
- * range, or world_size / heap_size / engine / sdma_ip differ from the
- * group's), EADDRINUSE (another file holds @rank), EPERM (the caller's
- * credentials differ from the group creator's), ENOMEM, ETIMEDOUT, EINTR,
- * ECONNRESET.  On any error this file is not in the group.
+ * Who meets whom: a group is found by @key and the caller's effective uid
+ * and user namespace, so another user's group of the same key is never
+ * found (the caller starts a group of its own).  Joining shares heaps
+ * with every rank, which is what process_vm_writev() allows, so the
+ * caller must pass ptrace's attach rules against every rank already
+ * there, both ways: each can name the other in its pid namespace, their
+ * real, effective and saved uids and gids are the same (or the caller
+ * has CAP_SYS_PTRACE over the rank), and the rank is dumpable.  Security
+ * modules' ptrace policies are not consulted.
+ *
+ * Errors: EALREADY (this file joined, or is joining on another thread),
+ * EINVAL (a field out of range, or world_size / heap_size / engine /
+ * sdma_ip differ from the group's), EADDRINUSE (another file holds
+ * @rank), EPERM (a rank already there may not be met: see above), ENOMEM
+ * (the heap: memory, the memory cgroup, max_bytes, max_user_bytes),
+ * EUSERS (this user is joining max_pending_groups groups already),
+ * ETIMEDOUT, EINTR (restarted with SA_RESTART), EFAULT (the answer:
+ * nothing joined).  On any error this file is not in the group.
  */
 struct tplan_group_join {
 	__u32 size;
@@ -167,9 +218,12 @@ struct tplan_group_join {
  * @timeout_ms: In: 0: default
  * @__reserved: must be 0
  *
- * Errors: ENOTCONN, ECONNRESET, ETIMEDOUT, EINTR.  Every rank's k-th
- * collective must be the same operation; a mismatch breaks the group
- * (EPROTO on the rank that noticed, ECONNRESET on the others).
+ * Errors: ENOTCONN, ECONNRESET (the group broke), ETIMEDOUT (this rank
+ * or another gave up waiting: the barrier failed on every rank; the group
+ * goes on), EINTR (a signal: still arrived, call it again to finish it;
+ * restarted with SA_RESTART), EPROTO (after EINTR from another collective,
+ * which is to be called first; or the ranks' k-th collectives differ,
+ * which breaks the group), EBUSY (another collective of this file runs).
  */
 struct tplan_group_barrier {
 	__u32 size;
@@ -191,8 +245,12 @@ struct tplan_group_barrier {
  * @timeout_ms: In: 0: default
  * @in: In: pointer to this rank's @blob_size bytes
  * @out: In: pointer to world_size * @blob_size bytes, written on success
+ *       (zeroed first: EFAULT before this rank arrives when it cannot be)
  *
- * Errors: as the barrier, plus EPROTO when @blob_size differs between ranks.
+ * Errors: as the barrier, plus EPROTO when @blob_size differs between
+ * ranks (the group breaks), ENOMEM, EFAULT (@in or @out: not arrived).
+ * After EINTR, the call that finishes the all-gather keeps the blob given
+ * first.
  */
 struct tplan_group_all_gather {
 	__u32 size;
@@ -252,7 +310,11 @@ struct tplan_heap_info {
  * Errors: ENOTCONN, EINVAL, EBUSY (the queue holds prepared chains whose
  * gates have not opened: the spec's rule, a put would wait behind them),
  * EIO (the queue faulted: TPLAN_IOC_QUEUE_INFO says where), ECONNRESET,
- * EINTR (waiting for ring space).
+ * EINTR (waiting for ring space), ETIMEDOUT (the engine freed no ring
+ * space for TPLAN_TIMEOUT_DEFAULT_MS: the deadline moves on with every
+ * bit freed, so a long put that streams never times out), ENOMEM (the
+ * queue's ring, made at its first use).  A put longer than the free ring
+ * goes in parts: after an error, the parts queued before it are sent.
  */
 struct tplan_put {
 	__u32 size;
@@ -266,16 +328,28 @@ struct tplan_put {
 };
 #define TPLAN_IOC_PUT _IO(TPLAN_TYPE, TPLAN_CMD_PUT)
 
+/* tplan_quiet.flags */
+#define TPLAN_QUIET_OPEN_GATES (1U << 0)	/* first open the gates of raw chains */
+#define TPLAN_QUIET_FLAGS_ALL TPLAN_QUIET_OPEN_GATES
+
 /**
  * struct tplan_quiet - TPLAN_IOC_QUIET: wait until everything queued on
  * the (this rank -> @peer) queue before the call has executed.
  * @size: In: sizeof(struct tplan_quiet)
  * @peer: In: another rank of the group
  * @timeout_ms: In: 0: default
- * @flags: In: must be 0
+ * @flags: In: TPLAN_QUIET_* bits.  TPLAN_QUIET_OPEN_GATES: raw chains
+ *         (TPLAN_IOC_CHAIN_SUBMIT) still waiting on their ready gates get
+ *         their gates opened (ready = the chain's @ref, as a producer's
+ *         mark would), so they run as their chunks stand and give back
+ *         their charge; then the wait.  The way to release chains whose
+ *         producer will never come.  A plan's chains are not touched
+ *         (closing the plan opens those): with one charged, EBUSY.
  *
- * Errors: ENOTCONN, EINVAL, EBUSY (prepared chains wait on the queue),
- * EIO (the queue faulted), ECONNRESET, ETIMEDOUT, EINTR.
+ * Errors: ENOTCONN, EINVAL, EBUSY (prepared chains wait on the queue;
+ * with TPLAN_QUIET_OPEN_GATES, a plan's), EIO (the queue faulted),
+ * ECONNRESET, ETIMEDOUT, EINTR, ENOMEM (the queue's ring, made at its
+ * first use).
  */
 struct tplan_quiet {
 	__u32 size;
@@ -319,6 +393,8 @@ enum tplan_queue_fault {
  * @fault_dword: Out: its first dword
  * @fault_reason: Out: enum tplan_queue_fault
  *
+ * A queue not used yet reads as an empty one (it is made at first use).
+ *
  * Errors: ENOTCONN, EINVAL.
  */
 struct tplan_queue_info {
@@ -347,7 +423,9 @@ struct tplan_queue_info {
  * @flags: In: must be 0
  * @dwords: In: pointer to @ndw dwords
  *
- * Errors: EPERM (allow_inject is off), ENOTCONN, EINVAL, EBUSY, EIO.
+ * Errors: EPERM (allow_inject is off), ENOTCONN, EINVAL, EBUSY, EIO,
+ * ECONNRESET, EINTR (waiting for ring space; restarted with SA_RESTART),
+ * ETIMEDOUT, ENOMEM.
  */
 struct tplan_queue_inject {
 	__u32 size;
@@ -377,6 +455,8 @@ struct tplan_chain_desc {
 };
 
 #define TPLAN_CHAIN_SUBMIT_MAX 65536	/* chains per call */
+/* Dwords per call, all its chains together (4 MiB of packets). */
+#define TPLAN_CHAIN_SUBMIT_DWORDS_MAX (TPLAN_CHAIN_MAX_DWORDS * 4)
 
 /**
  * struct tplan_chain_submit - TPLAN_IOC_CHAIN_SUBMIT: validate prepared
@@ -399,8 +479,10 @@ struct tplan_chain_desc {
  *
  * Errors: ENOTCONN, EINVAL (a field, or a chain the validator refuses:
  * @reject says why), ENOSPC (the chains would take the charge over the
- * limit: nothing is queued), EIO, ECONNRESET, EINTR, ETIMEDOUT (waiting
- * for ring space the engine did not free).
+ * limit: nothing is queued), EIO, ECONNRESET, ETIMEDOUT (waiting for ring
+ * space the engine did not free), ENOMEM, EINTR (killed while waiting for
+ * ring space), EFAULT (nothing queued).  Raw chains whose producer never
+ * comes are released with TPLAN_IOC_QUIET and TPLAN_QUIET_OPEN_GATES.
  */
 struct tplan_chain_submit {
 	__u32 size;
@@ -429,7 +511,9 @@ struct tplan_chain_submit {
  *   row + TPLAN_GATE_EXPECTED  u32  writers of the chunk, set by the kernel
  *
  * Lifecycle, every step collective (every rank calls it; a failure on one
- * rank fails it on all):
+ * rank fails it on all, with that rank's errno, as the collectives above;
+ * what is wrong with a call itself, ENOENT or EBUSY, fails on its rank
+ * alone, before any collective):
  *   PLAN_CREATE    gate table allocated and zeroed; state EMPTY
  *   PLAN_PREPARE   chains validated, no two ranks send the same bytes,
  *                  budget charged on every queue or none, round 1 queued;
@@ -442,9 +526,12 @@ struct tplan_chain_submit {
  *                  call per rank whatever the number of chunks and peers;
  *                  state PREPARED, round k + 1
  *   PLAN_CLOSE     this rank's unopened gates opened, so queued copies
- *                  drain as they stand; CLOSED, or CLOSING while its copies
- *                  wait behind an earlier plan's (closing that one finishes
- *                  both)
+ *                  drain as they stand, and every rank's the same; CLOSED,
+ *                  or CLOSING while copies wait behind an earlier plan's
+ *                  (closing that one finishes both)
+ * A plan's gate rows stay its own until no queued chain of it can reach
+ * them: a plan closed with ETIMEDOUT or CLOSING keeps them (and the
+ * module its memory) until its chains drain.
  */
 enum tplan_plan_states {
 	TPLAN_PLAN_EMPTY = 0,		/* created, nothing prepared yet */
@@ -482,7 +569,11 @@ enum tplan_plan_states {
  *
  * Errors: ENOTCONN, EINVAL (a field, or buffer/own ranges that differ
  * between ranks or lie outside the heap), ENOMEM (no room for the gate
- * table), ECONNRESET, ETIMEDOUT, EINTR.  All ranks fail together.
+ * table, or no memory), ENOSPC (max_plans plans alive in the group),
+ * ECONNRESET, ETIMEDOUT, EPROTO (the ranks' collectives differ: the group
+ * breaks), EBUSY (another collective of this file runs), EFAULT (this
+ * struct or @chunk_base, here or on another rank), EINTR (killed).  All
+ * ranks fail together, and then no plan exists.
  */
 struct tplan_plan_create {
 	__u32 size;
@@ -537,9 +628,12 @@ struct tplan_plan_chain {
  *
  * Errors: ENOTCONN, ENOENT (no such plan), EINVAL (@reject says why when
  * it is a chain), ENOSPC (a queue's prepared-copy budget would be
- * exceeded, here or on another rank: nothing is queued anywhere), EBUSY
- * (already prepared), ECONNRESET, ETIMEDOUT, EINTR.  After a failure the
- * plan is FAILED; close it.
+ * exceeded, here or on another rank: nothing is queued anywhere; or the
+ * plan's copies over max_plan_spans), EBUSY (already prepared, or another
+ * collective of this file runs), ENOMEM, EIO (a queue faulted),
+ * ECONNRESET, ETIMEDOUT, EPROTO (the ranks' collectives differ: the group
+ * breaks), EFAULT (this struct or a buffer, here or on another rank),
+ * EINTR (killed).  After a failure the plan is FAILED; close it.
  */
 struct tplan_plan_prepare {
 	__u32 size;
@@ -566,9 +660,10 @@ struct tplan_plan_prepare {
  * @total_chunks: Out: chunks of all ranks
  * @gate_offset: Out: heap offset of the gate table
  *
- * Errors: ENOTCONN, ENOENT, EBUSY (not PREPARED, or already started),
- * EDEADLK (a plan prepared earlier on a shared queue is not started yet:
- * plans that share queues start in the order they were prepared).
+ * Errors: ENOTCONN, ENOENT, EBUSY (not PREPARED, already started, or a
+ * wait is running on it), EDEADLK (a plan prepared earlier on a shared
+ * queue is not started yet: plans that share queues start in the order
+ * they were prepared), EINTR (killed), EFAULT (not started).
  */
 struct tplan_plan_start {
 	__u32 size;
@@ -608,6 +703,22 @@ struct tplan_plan_shortfall {
 };
 
 /**
+ * struct tplan_fault_report - a queue that stopped at a bad packet
+ * @src: the queue's sending rank
+ * @dst: its peer
+ * @reason: enum tplan_queue_fault
+ * @dword: the packet's first dword
+ * @offset: the packet's queue position (the rptr where it stopped)
+ */
+struct tplan_fault_report {
+	__u32 src;
+	__u32 dst;
+	__u32 reason;
+	__u32 dword;
+	__aligned_u64 offset;
+};
+
+/**
  * struct tplan_plan_wait - TPLAN_IOC_PLAN_WAIT: wait for the round: this
  * rank's chunks marked exactly writers times and arrived at every peer,
  * every other rank's chunks arrived here.  The engine wakes the waiter as
@@ -622,11 +733,19 @@ struct tplan_plan_shortfall {
  *                short or over (entries beyond @report_cap are not written)
  * @round: Out: the round waited for
  * @__reserved: must be 0
+ * @fault: Out: with EIO, the queue that faulted (this rank's to a peer or
+ *         a peer's to this rank), where and why
  *
- * Errors: ENOTCONN, ENOENT, EBUSY (not started), ETIMEDOUT (the report
- * names the chunks still short and by how much), EOVERFLOW (a chunk got
- * more marks than writers: later rounds' gates would open early; the plan
- * is FAILED), EIO (a queue faulted; FAILED), ECONNRESET (FAILED), EINTR.
+ * A fault of a queue this rank sends or receives on ends the wait at
+ * once; so do a broken group and a close of the plan by another thread.
+ *
+ * Errors: ENOTCONN, ENOENT (no such plan, or closed meanwhile), EBUSY
+ * (not started, or another wait runs), ETIMEDOUT (the report names the
+ * chunks still short and by how much), EOVERFLOW (a chunk got more marks
+ * than writers: later rounds' gates would open early; the plan is
+ * FAILED), EIO (a queue faulted: @fault; FAILED), ECONNRESET (FAILED),
+ * EINTR, ENOMEM, EFAULT (the answer or the report: the round is as it
+ * was, wait again).
  */
 struct tplan_plan_wait {
 	__u32 size;
@@ -638,6 +757,7 @@ struct tplan_plan_wait {
 	__u32 report_count;
 	__u32 round;
 	__u32 __reserved;
+	struct tplan_fault_report fault;
 };
 #define TPLAN_IOC_PLAN_WAIT _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_WAIT)
 
@@ -652,10 +772,15 @@ struct tplan_plan_wait {
  * @timeout_ms: In: for the collective (0: default)
  * @round: Out: the new round
  *
- * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here), ENOSPC
- * (a budget, here or elsewhere: nothing queued, the plan stays DONE),
- * ERANGE (2^32 - 1 rounds used), ECONNRESET, ETIMEDOUT, EINTR.  After a
- * failure the plan is DONE (nothing was queued anywhere) or FAILED.
+ * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here, or
+ * another collective of this file runs), ENOSPC (a budget, here or
+ * elsewhere: nothing queued, the plan stays DONE), ERANGE (2^32 - 1
+ * rounds used), ECONNRESET, ETIMEDOUT (a rank was late: nothing queued
+ * anywhere, still DONE, call it again), EPROTO (the ranks' collectives
+ * differ: the group breaks), EIO (a queue faulted), ENOMEM, EFAULT (the
+ * answer, here or on another rank: nothing queued), EINTR (killed).
+ * After a failure the plan is DONE (nothing was queued anywhere) or
+ * FAILED.
  */
 struct tplan_plan_next_round {
 	__u32 size;
@@ -672,12 +797,20 @@ struct tplan_plan_next_round {
  * @size: In: sizeof(struct tplan_plan_close)
  * @plan_id: In
  * @timeout_ms: In: 0: default
- * @state: Out: TPLAN_PLAN_CLOSED, or TPLAN_PLAN_CLOSING when this rank's
- *         chains wait behind an earlier plan's; closing that plan
- *         finishes this one
+ * @state: Out: TPLAN_PLAN_CLOSED once every rank closed and no chain of
+ *         the plan is queued anywhere; TPLAN_PLAN_CLOSING when a rank's
+ *         chains wait behind an earlier plan's (closing that plan
+ *         finishes this one) or when that is not known (a failed vote)
  *
- * Errors: ENOTCONN, ENOENT, ECONNRESET (a rank is gone: this rank's part
- * is still torn down), ETIMEDOUT, EINTR.
+ * This rank's part is torn down whatever the result but EFAULT and the
+ * errors before it starts (ENOENT, EBUSY): the plan id is gone for it.
+ *
+ * Errors: ENOTCONN, ENOENT, EBUSY (closed already, its chains still
+ * queued behind an earlier plan; or another collective of this file
+ * runs), ECONNRESET (a rank is gone), ETIMEDOUT (a rank was late, or this
+ * rank's chains did not drain within @timeout_ms), EPROTO (the ranks'
+ * collectives differ: the group breaks), ENOMEM, EINTR (killed), EFAULT
+ * (nothing closed).
  */
 struct tplan_plan_close {
 	__u32 size;

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Plans: prepare (chains copied in and validated, the group-wide overlap
+ * check, round 1 queued), next_round (round k + 1 from the stored chain
+ * images, one call per rank) and start.  Queueing a round is two-phase:
+ * reserve every queue's charge, vote, write, vote: on every rank or none.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "plan.h"
+#include "tplan_sdma.h"
+
+/* Chains validated between two offers to reschedule. */
+#define TPLAN_VALIDATE_BATCH 256
+
+static void *tplan_part_alloc(struct tplan_plan_part *part, size_t n, size_t size)
+{
+	void *mem;
+
+	if (n && size > SIZE_MAX / n)
+		return NULL;
+	if (tplan_charge(part->user, n * size))
+		return NULL;
+	mem = kvmalloc_array(max_t(size_t, n, 1), size, TPLAN_GFP_USER_SIZED);
+	if (!mem)
+		tplan_uncharge(part->user, n * size);
+	else
+		part->charged += n * size;
+	return mem;
+}
+
+/*
+ * Copy in and check this rank's chains: every (chunk, peer) once, each
+ * peer's chains in chunk order, each chain valid for its chunk and peer.
+ * Groups the images by peer and lists the bytes each copy sends.
+ * 0, -EINVAL (*why set for a chain), -EFAULT, -ENOMEM, -ENOSPC (more
+ * copies than a plan may hold), -EINTR (dying).
+ */
+static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
+				const struct tplan_plan_prepare *cmd,
+				struct tplan_chain_reject *why)
+{
+	struct tplan_group *g = tf->group;
+	struct tplan_plan_part *part = &p->part[tf->rank];
+	u32 world = g->world_size, me = tf->rank, i, at = 0, peer;
+	struct tplan_plan_chain *chains;
+	u32 *next_chunk, *slot;
+	u64 own_heap = g->heaps[me].dev_base;
+	int ret = -EINVAL, n;
+
+	if (cmd->nchains != part->nchunks * (world - 1))
+		return -EINVAL;
+	if (cmd->ndw > TPLAN_PLAN_DWORDS_MAX || (cmd->nchains && !cmd->ndw))
+		return -EINVAL;
+
+	refcount_inc(&tf->user->ref);
+	part->user = tf->user;
+	chains = kvmalloc_array(max(cmd->nchains, 1U), sizeof(*chains), TPLAN_GFP_USER_SIZED);
+	next_chunk = kcalloc(world, sizeof(*next_chunk), GFP_KERNEL);
+	slot = kcalloc(world + 1, sizeof(*slot), GFP_KERNEL);
+	part->writers = tplan_part_alloc(part, part->nchunks, sizeof(u32));
+	part->dw = tplan_part_alloc(part, cmd->ndw, sizeof(u32));
+	part->images = tplan_part_alloc(part, cmd->nchains, sizeof(*part->images));
+	if (!chains || !next_chunk || !slot || !part->writers || !part->dw || !part->images) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (copy_from_user(chains, u64_to_user_ptr(cmd->chains),
+			   (size_t)cmd->nchains * sizeof(*chains)) ||
+	    copy_from_user(part->dw, u64_to_user_ptr(cmd->dwords), (size_t)cmd->ndw * 4) ||
+	    copy_from_user(part->writers, u64_to_user_ptr(cmd->writers),
+			   (size_t)part->nchunks * sizeof(u32))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	for (i = 0; i < part->nchunks; i++)
+		if (!part->writers[i])
+			goto out;
+
+	/* Pass 1: shape.  Count each peer's chains for the grouping. */
+	for (i = 0; i < cmd->nchains; i++) {
+		const struct tplan_plan_chain *c = &chains[i];
+
+		if (c->__reserved || c->peer >= world || c->peer == me ||
+		    c->chunk >= part->nchunks || c->chunk != next_chunk[c->peer] || !c->ndw ||
+		    c->ndw > cmd->ndw - at)
+			goto out;
+		next_chunk[c->peer]++;
+		at += c->ndw;
+	}
+	if (at != cmd->ndw)
+		goto out;
+	part->peer_first[0] = 0;
+	for (peer = 0; peer < world; peer++) {
+		part->peer_first[peer + 1] = part->peer_first[peer] +
+					     (peer == me ? 0 : part->nchunks);
+		slot[peer] = part->peer_first[peer];
+	}
+
+	/* Pass 2: validate each chain against its chunk's gates and peer. */
+	for (i = 0, at = 0; i < cmd->nchains; i++) {
+		const struct tplan_plan_chain *c = &chains[i];
+		u64 peer_heap = g->heaps[c->peer].dev_base;
+		u32 gchunk = p->chunk_base[me] + c->chunk;
+		struct tplan_chain_env env = {
+			.limits = &g->limits,
+			.src_start = own_heap + part->own_off,
+			.src_bytes = part->own_bytes,
+			.dst_start = peer_heap + p->buf_off,
+			.dst_bytes = p->buf_bytes,
+			.own_heap = own_heap,
+			.peer_heap = peer_heap,
+			.ready_gate = own_heap + p->gate_off +
+				      (u64)gchunk * TPLAN_GATE_ROW_BYTES + TPLAN_GATE_READY,
+			.arrival_gate = peer_heap + p->gate_off +
+					(u64)gchunk * TPLAN_GATE_ROW_BYTES + TPLAN_GATE_ARRIVAL,
+			.rank = me,
+		};
+
+		ret = tplan_chain_validate(part->dw + at, c->ndw, i, &env, why);
+		if (ret)
+			goto out;
+		part->images[slot[c->peer]++] = (struct tplan_chain_image) {
+			.dw = part->dw + at, .ndw = c->ndw,
+		};
+		part->peer_bytes[c->peer] += c->ndw * 4ULL;
+		part->peer_mask |= BIT(c->peer);
+		at += c->ndw;
+		if (i % TPLAN_VALIDATE_BATCH == TPLAN_VALIDATE_BATCH - 1) {
+			ret = tplan_yield();
+			if (ret)
+				goto out;
+		}
+	}
+
+	/* The bytes each copy sends, for the group-wide overlap check. */
+	n = 0;
+	for (i = 0, at = 0; i < cmd->nchains; at += chains[i].ndw, i++)
+		n += tplan_chain_spans(part->dw + at, chains[i].ndw, own_heap, me, i, NULL, 0);
+	if (n > tplan_limits.max_plan_spans) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	part->spans = tplan_part_alloc(part, n, sizeof(*part->spans));
+	if (!part->spans) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	part->nspans = 0;
+	for (i = 0, at = 0; i < cmd->nchains; at += chains[i].ndw, i++)
+		part->nspans += tplan_chain_spans(part->dw + at, chains[i].ndw, own_heap, me, i,
+						  part->spans + part->nspans, n - part->nspans);
+	ret = 0;
+out:
+	kfree(slot);
+	kfree(next_chunk);
+	kvfree(chains);
+	return ret;
+}
+
+/*
+ * Every rank's spans, after a validate vote every rank passed: no byte
+ * sent twice.  Done once, by the first rank here, for all of them (the
+ * spans are freed then); the others take its verdict.  Nobody else reads
+ * the spans, so a rank that fails later frees nothing another reads.
+ */
+static int tplan_prepare_overlap(struct tplan_group *g, struct tplan_plan *p,
+				 struct tplan_chain_reject *why)
+{
+	struct tplan_chain_span *spans;
+	u32 r, n = 0;
+	int ret;
+
+	if (mutex_lock_killable(&p->check_lock))
+		return -EINTR;
+	if (p->checked)
+		goto out;
+	for (r = 0; r < g->world_size; r++)
+		n += p->part[r].nspans;
+	if (n > tplan_limits.max_plan_spans) {
+		ret = -ENOSPC;
+		goto done;
+	}
+	spans = kvmalloc_array(max(n, 1U), sizeof(*spans), TPLAN_GFP_USER_SIZED);
+	if (!spans) {
+		ret = -ENOMEM;
+		goto done;
+	}
+	n = 0;
+	for (r = 0; r < g->world_size; r++) {
+		memcpy(spans + n, p->part[r].spans, p->part[r].nspans * sizeof(*spans));
+		n += p->part[r].nspans;
+	}
+	ret = tplan_chain_check_overlap(spans, n, &p->check_why);
+	if (ret == -ERANGE)
+		ret = -EINVAL;
+	kvfree(spans);
+	if (ret == -EINTR)
+		goto out_unlock;	/* dying: another rank may still check */
+done:
+	for (r = 0; r < g->world_size; r++) {
+		struct tplan_plan_part *part = &p->part[r];
+		u64 bytes = (u64)part->nspans * sizeof(*part->spans);
+
+		if (!part->spans)
+			continue;
+		kvfree(part->spans);
+		part->spans = NULL;
+		tplan_uncharge(part->user, bytes);
+		part->charged -= bytes;
+	}
+	p->check_err = ret;
+	p->checked = true;
+out:
+	ret = p->check_err;
+	*why = p->check_why;
+out_unlock:
+	mutex_unlock(&p->check_lock);
+	return ret;
+}
+
+static void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part, u32 below)
+{
+	struct tplan_queue *q;
+	u32 peer;
+
+	for (peer = 0; peer < below; peer++)
+		if (part->peer_mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
+			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
+}
+
+/* Reserve one round's charge on every queue the plan uses; all or none. */
+static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan_part *part)
+{
+	struct tplan_queue *q;
+	u32 peer;
+	int ret = 0;
+
+	for (peer = 0; peer < tf->group->world_size; peer++) {
+		if (!(part->peer_mask & BIT(peer)))
+			continue;
+		ret = tplan_queue_get(tf, peer, &q);
+		if (!ret)
+			ret = tplan_queue_usable(q);
+		if (!ret)
+			ret = tplan_queue_budget_reserve(q, part->peer_bytes[peer]);
+		if (ret) {
+			tplan_plan_unreserve(tf, part, peer);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Write round's chains on every queue, charges already reserved.  On an
+ * error, the queues not written get their charge back; those written hold
+ * chains that the caller flushes by opening the gates.  *written says
+ * whether any queue got chains.
+ */
+static int tplan_plan_write(struct tplan_file *tf, struct tplan_plan_part *part, u32 round,
+			    bool *written)
+{
+	struct tplan_queue *q;
+	u32 peer, i;
+	int ret = 0;
+
+	for (peer = 0; peer < tf->group->world_size; peer++) {
+		if (!(part->peer_mask & BIT(peer)))
+			continue;
+		if (tplan_queue_get(tf, peer, &q))
+			continue;	/* created by the reserve step */
+		if (ret) {
+			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
+			continue;
+		}
+		for (i = part->peer_first[peer]; i < part->peer_first[peer + 1]; i++)
+			part->images[i].ref = round;
+		ret = tplan_queue_write_chains(q, part->images + part->peer_first[peer],
+					       part->peer_first[peer + 1] - part->peer_first[peer],
+					       &part->peer_start[peer], &part->peer_end[peer]);
+		if (ret)
+			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
+		else
+			*written = true;
+	}
+	return ret;
+}
+
+/*
+ * Reserve, vote, write, vote: the round is queued on every rank or on
+ * none.  *written says whether this rank's rings got chains (which a
+ * failure must flush).  The second vote is also the barrier after which
+ * peers may start the round.  With err (this rank cannot), it only votes
+ * no, so that every rank fails at once and nobody waits for it.
+ */
+static int tplan_plan_queue_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
+				  u32 timeout_ms, bool *written, int err)
+{
+	struct tplan_plan_part *part = &p->part[tf->rank];
+	int ret;
+
+	*written = false;
+	if (!err)
+		err = tplan_plan_reserve(tf, part);
+	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
+	if (ret) {
+		if (!err)
+			tplan_plan_unreserve(tf, part, tf->group->world_size);
+		return ret;
+	}
+	err = tplan_plan_write(tf, part, round, written);
+	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
+	return ret ?: err;
+}
+
+void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p, u32 round, bool written)
+{
+	struct tplan_plan_part *part = &p->part[tf->rank];
+
+	/* A failed preparation flushes what it queued: the gates open. */
+	if (written)
+		tplan_plan_open_gates(tf->group, tf->rank, p, round);
+	mutex_lock(&part->lock);
+	part->state = TPLAN_PLAN_FAILED;
+	part->started = false;
+	mutex_unlock(&part->lock);
+	wake_up_all(&tf->group->arrival_wq);
+}
+
+/*
+ * Mark the part busy while a step runs, if it is in state from; -EBUSY
+ * otherwise.  Steps of one file are collectives, one at a time, so only a
+ * wait or a start can meet a step here.
+ */
+static int tplan_part_claim(struct tplan_plan_part *part, u32 from)
+{
+	int ret = 0;
+
+	if (mutex_lock_killable(&part->lock))
+		return -EINTR;
+	if (part->state != from || part->busy)
+		ret = -EBUSY;
+	else
+		part->busy = true;
+	mutex_unlock(&part->lock);
+	return ret;
+}
+
+static void tplan_part_release(struct tplan_plan_part *part, u32 state, u32 round)
+{
+	mutex_lock(&part->lock);
+	part->state = state;
+	part->round = round;
+	part->busy = false;
+	mutex_unlock(&part->lock);
+}
+
+/*
+ * The start of a plan step on this rank: its plan, referenced, its part
+ * claimed (busy) in state from, and the file's collective slot.  What is
+ * wrong with the call itself (no such plan, the wrong state, another
+ * collective of this file running) fails here, on this rank only, before
+ * any collective: -ENOTCONN, -ENOENT, -EBUSY.
+ */
+static int tplan_step_begin(struct tplan_file *tf, u32 id, u32 from, struct tplan_plan **pp)
+{
+	struct tplan_plan *p;
+	int ret;
+
+	p = tplan_plan_get(tf, id);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	ret = tplan_part_claim(&p->part[tf->rank], from);
+	if (!ret) {
+		ret = tplan_coll_begin(tf);
+		if (ret)
+			tplan_part_release(&p->part[tf->rank], from, p->part[tf->rank].round);
+	}
+	if (ret) {
+		tplan_plan_put(p);
+		return ret;
+	}
+	*pp = p;
+	return 0;
+}
+
+static void tplan_step_end(struct tplan_file *tf, struct tplan_plan *p)
+{
+	tplan_coll_end(tf);
+	tplan_plan_put(p);
+}
+
+int tplan_plan_prepare(struct tplan_ucmd *ucmd)
+{
+	struct tplan_plan_prepare *cmd = ucmd->cmd;
+	struct tplan_file *tf = ucmd->tf;
+	struct tplan_chain_reject why = {};
+	struct tplan_plan_part *part;
+	struct tplan_group *g;
+	struct tplan_plan *p;
+	bool written = false;
+	int err, ret;
+	u32 c;
+
+	memset(&cmd->reject, 0, sizeof(cmd->reject));
+	if (cmd->flags)
+		return -EINVAL;
+	ret = tplan_step_begin(tf, cmd->plan_id, TPLAN_PLAN_EMPTY, &p);
+	if (ret)
+		return ret;
+	g = tf->group;
+	part = &p->part[tf->rank];
+
+	/*
+	 * The answer of a success (no reject) goes out first: a caller that
+	 * cannot take it votes no, and nothing is queued anywhere.
+	 */
+	err = tplan_ucmd_respond(ucmd);
+	/* Phase 1: every rank checks its own chains, then all the spans. */
+	if (!err)
+		err = tplan_prepare_chains(tf, p, cmd, &why);
+	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_VALIDATE, err, &why, &cmd->reject,
+			       cmd->timeout_ms);
+	if (!ret)
+		ret = tplan_prepare_overlap(g, p, &cmd->reject);
+	if (ret)
+		goto out_fail;
+
+	for (c = 0; c < part->nchunks; c++)
+		WRITE_ONCE(*(u32 *)(tplan_gate_row(g, tf->rank, p, p->chunk_base[tf->rank] + c) +
+				    TPLAN_GATE_EXPECTED), part->writers[c]);
+
+	/* Phase 2: charge every queue, then queue round 1. */
+	ret = tplan_plan_queue_round(tf, p, 1, cmd->timeout_ms, &written, 0);
+	if (ret)
+		goto out_fail;
+	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
+	tplan_part_release(part, TPLAN_PLAN_PREPARED, 1);
+	goto out;
+
+out_fail:
+	/* Round 1 or nothing: what a close flushes is round 1's. */
+	tplan_part_release(part, TPLAN_PLAN_FAILED, written ? 1 : 0);
+	tplan_plan_fail(tf, p, 1, written);
+	/* The reject, if any, still has to go out. */
+	ucmd->responded = false;
+out:
+	tplan_step_end(tf, p);
+	return ret;
+}
+
+int tplan_plan_next_round(struct tplan_ucmd *ucmd)
+{
+	struct tplan_plan_next_round *cmd = ucmd->cmd;
+	struct tplan_file *tf = ucmd->tf;
+	struct tplan_plan_part *part;
+	struct tplan_plan *p;
+	bool written = false;
+	u32 round;
+	int err, ret;
+
+	ret = tplan_step_begin(tf, cmd->plan_id, TPLAN_PLAN_DONE, &p);
+	if (ret)
+		return ret;
+	part = &p->part[tf->rank];
+	round = part->round;
+	if (round == TPLAN_ROUND_MAX) {
+		/* Every rank is at the same round: each fails here, alone. */
+		tplan_part_release(part, TPLAN_PLAN_DONE, round);
+		ret = -ERANGE;
+		goto out;
+	}
+	/* The answer first: a caller that cannot take it gets EFAULT, nothing queued. */
+	cmd->round = round + 1;
+	err = tplan_ucmd_respond(ucmd);
+	/* Even so it votes (no), so that no rank waits for it. */
+	ret = tplan_plan_queue_round(tf, p, round + 1, cmd->timeout_ms, &written, err);
+	if (err)
+		ret = err;
+	if (!ret) {
+		part->prep_seq = atomic64_inc_return(&tf->prep_seq);
+		tplan_part_release(part, TPLAN_PLAN_PREPARED, round + 1);
+	} else if (!written) {
+		/* Nothing queued anywhere: still DONE. */
+		tplan_part_release(part, TPLAN_PLAN_DONE, round);
+	} else {
+		tplan_part_release(part, TPLAN_PLAN_FAILED, round + 1);
+		tplan_plan_fail(tf, p, round + 1, true);
+	}
+out:
+	tplan_step_end(tf, p);
+	return ret;
+}
+
+int tplan_plan_start(struct tplan_ucmd *ucmd)
+{
+	struct tplan_plan_start *cmd = ucmd->cmd;
+	struct tplan_file *tf = ucmd->tf;
+	struct tplan_plan_part *part;
+	struct tplan_plan *p, *q;
+	int ret = 0;
+
+	p = tplan_plan_get(tf, cmd->plan_id);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	part = &p->part[tf->rank];
+	if (mutex_lock_killable(&part->lock)) {
+		ret = -EINTR;
+		goto out_put;
+	}
+	if (part->state != TPLAN_PLAN_PREPARED || part->started || part->busy) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+
+	/* Plans sharing a queue start in the order they were prepared. */
+	mutex_lock(&tf->group->lock);
+	list_for_each_entry(q, &tf->group->plans, node) {
+		struct tplan_plan_part *other = &q->part[tf->rank];
+
+		if (q == p || !(q->attached & BIT(tf->rank)) || q->create_err ||
+		    q->closed & BIT(tf->rank))
+			continue;
+		if (READ_ONCE(other->state) == TPLAN_PLAN_PREPARED && !READ_ONCE(other->started) &&
+		    other->prep_seq < part->prep_seq && other->peer_mask & part->peer_mask)
+			ret = -EDEADLK;
+	}
+	mutex_unlock(&tf->group->lock);
+	if (ret)
+		goto out_unlock;
+
+	cmd->round = part->round;
+	cmd->nchunks = part->nchunks;
+	cmd->first_chunk = p->chunk_base[tf->rank];
+	cmd->total_chunks = p->total_chunks;
+	cmd->gate_offset = p->gate_off;
+	/* Claimed while the answer goes out, started once the caller has it. */
+	part->busy = true;
+	mutex_unlock(&part->lock);
+	ret = tplan_ucmd_respond(ucmd);
+	mutex_lock(&part->lock);
+	part->busy = false;
+	if (!ret)
+		part->started = true;
+out_unlock:
+	mutex_unlock(&part->lock);
+out_put:
+	tplan_plan_put(p);
+	return ret;
+}
