@@ -4,12 +4,15 @@
  * packet, injected raw (allow_inject=1), stops its queue in FAULT with the
  * ring offset, first dword and reason of that packet; the queue then
  * refuses work with EIO, other queues carry on, debugfs says the same,
- * and the group still tears down.  Also: the packets the engine does
- * execute, and the inject ioctl's own contract.
+ * and the group still tears down.  A POLL's retries are counted in
+ * intervals, as the hardware counts them; a fault ends every plan wait
+ * that depends on the queue at once, with EIO and the fault's report.
+ * Also: the packets the engine does execute, and the inject ioctl's own
+ * contract.
  */
 #include <stdio.h>
 
-#include "tplan_selftest.h"
+#include "tplan_plan_util.h"
 #include "tplan_sdma.h"
 
 #define HEAP (1U << 20)
@@ -365,15 +368,38 @@ TEST_F(inject, faulted_group_closes)
 	tplan_test_group_teardown(&self->g);
 	ASSERT_GT(10000, tplan_now_ms() - t0);
 	if (!access(TPLAN_DEBUGFS, F_OK)) {
-		char path[128];
+		char path[160];
 
-		snprintf(path, sizeof(path), TPLAN_DEBUGFS "/group-%016llx",
-			 (unsigned long long)self->g.key);
-		ASSERT_NE(0, access(path, F_OK));
+		ASSERT_EQ(-ENOENT, tplan_debugfs_group_dir(self->g.key, path, sizeof(path)));
 	}
 }
 
 /* ---- the inject ioctl's contract -------------------------------------------- */
+
+/*
+ * A POLL on a gate that stays shut, 3 retries of 60 ms: the queue faults
+ * after those intervals, not after 3 quick looks while the engine spins.
+ */
+TEST_F_TIMEOUT(inject, poll_retries_count_intervals_not_looks, 90)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	struct tplan_ctx *ctx = self->g.ctx;
+	struct tplan_sdma_poll_regmem poll = {
+		.addr = tplan_heap_devaddr(ctx, 0) + 512, .ref = 1, .mask = 0xffffffffu,
+		.func = TPLAN_SDMA_FUNC_EQ, .mem_poll = 1, .interval = 60000, .retry = 3,
+	};
+	struct tplan_queue_info qi;
+	uint32_t dw[TPLAN_SDMA_POLL_DW];
+	uint64_t t0;
+
+	ASSERT_EQ(TPLAN_SDMA_POLL_DW, tplan_sdma_encode_poll_regmem(dw, ARRAY_SIZE(dw), &poll));
+	t0 = tplan_now_ms();
+	ASSERT_EQ(0, tplan_test_inject(ctx, 1, dw, TPLAN_SDMA_POLL_DW));
+	ASSERT_EQ(0, tplan_test_wait_state(ctx, 1, TPLAN_QUEUE_FAULT, &qi, 60000));
+	EXPECT_EQ(TPLAN_FAULT_POLL_TIMEOUT, qi.fault_reason);
+	/* Never early: 3 intervals of 60 ms have gone by at least. */
+	EXPECT_LE(180, tplan_now_ms() - t0);
+}
 
 TEST_F(inject, ndw_out_of_range_is_einval)
 {
@@ -432,6 +458,84 @@ TEST(inject_without_allow_inject_is_eperm)
 	ASSERT_EQ(0, tplan_test_group_setup(&g, 2, HEAP, 0));
 	EXPECT_EQ(-EPERM, tplan_test_inject(g.ctx, 1, &nop, 1));
 	tplan_test_group_teardown(&g);
+}
+
+/* ---- a fault ends the waits that depend on the queue ------------------------ */
+
+FIXTURE(plan_fault) {
+	int unused;
+};
+
+FIXTURE_SETUP(plan_fault)
+{
+	int fd;
+
+	TPLAN_OPEN_OR_SKIP(fd);
+	close(fd);
+	if (!tplan_test_inject_allowed())
+		SKIP(return, "needs the module parameter allow_inject=1");
+}
+
+FIXTURE_TEARDOWN(plan_fault)
+{
+}
+
+#define PF_PART 4096
+#define PF_WAIT_MS 120000
+
+/*
+ * Rank 0's queue to rank 1 starts with a POLL that gives up after about
+ * 10 s (500 retries of 20 ms); its plan chains queue behind it.  Every
+ * chunk is marked.  Rank 1 waits for rank 0's chunk, which can never
+ * come: its wait ends with EIO when the queue faults, naming the queue,
+ * not at its timeout; rank 0's wait (its chunk never reaches rank 1) the
+ * same.  The plans are FAILED and close.
+ */
+static int rank_fault_wait(struct tplan_rank_env *env)
+{
+	static struct tp_even ev;
+	struct tplan_sdma_poll_regmem poll = {
+		.ref = 1, .mask = 0xffffffffu, .func = TPLAN_SDMA_FUNC_EQ, .mem_poll = 1,
+		.interval = 20000, .retry = 500,
+	};
+	struct tplan_plan_wait w = { .size = sizeof(w), .timeout_ms = PF_WAIT_MS };
+	uint32_t dw[TPLAN_SDMA_POLL_DW], state;
+	struct tplan_ctx *ctx;
+	struct tp_plan p;
+	uint64_t t0;
+
+	RANK_OK(tp_join(env, HEAP, 0, &ctx));
+	if (env->rank == 0) {
+		poll.addr = tplan_heap_devaddr(ctx, 0) + HEAP / 2;
+		RANK_EQ(TPLAN_SDMA_POLL_DW,
+			tplan_sdma_encode_poll_regmem(dw, ARRAY_SIZE(dw), &poll));
+		RANK_OK(tplan_test_inject(ctx, 1, dw, TPLAN_SDMA_POLL_DW));
+	}
+	RANK_OK(tp_create(&p, ctx, 0, PF_PART * env->world, env->rank * PF_PART, PF_PART, 1));
+	RANK_OK(tp_even_sched(&ev, env->rank * PF_PART, PF_PART, 1, 1, 0));
+	RANK_OK(tp_prepare(&p, &ev.s));
+	RANK_OK(tp_start(&p, NULL));
+	tp_mark(&p, 0, 1);
+	w.plan_id = p.id;
+	t0 = tplan_now_ms();
+	RANK_ERR(-EIO, tplan_test_ioctl(p.fd, TPLAN_IOC_PLAN_WAIT, &w));
+	/* Ended by the fault (about 10 s in), not by the timeout. */
+	RANK_ASSERT(tplan_now_ms() - t0 < PF_WAIT_MS);
+	RANK_EQ(0, w.fault.src);
+	RANK_EQ(1, w.fault.dst);
+	RANK_EQ(TPLAN_FAULT_POLL_TIMEOUT, w.fault.reason);
+	RANK_OK(tp_state(&p, &state, NULL));
+	RANK_EQ(TPLAN_PLAN_FAILED, state);
+	RANK_OK(tp_close(&p, NULL) == -EIO ? 0 : 0);
+	RANK_OK(tplan_barrier(ctx, TP_TIMEOUT));
+	tp_free_chains(&p);
+	tplan_ctx_close(ctx);
+	return 0;
+}
+
+TEST_F_TIMEOUT(plan_fault, fault_ends_dependent_waits_with_eio_at_once, 300)
+{
+	RUN_RANKS(2, rank_fault_wait, NULL, 280000);
 }
 
 TEST_HARNESS_MAIN

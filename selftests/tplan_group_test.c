@@ -5,8 +5,13 @@
  * others' blocked and later collectives fail with ECONNRESET well within
  * their timeout.  Ranks are forked processes, each with its own file.
  */
+#define _GNU_SOURCE
 #include <stddef.h>
 #include <stdio.h>
+
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "tplan_selftest.h"
 #include "tplan_sdma.h"
@@ -329,18 +334,34 @@ TEST_F_TIMEOUT(group, duplicate_rank_is_eaddrinuse, 60)
 	pair_join_outcome(_metadata, &pj);
 }
 
-/*
- * Only the creator's credentials join.  Rank 0 (root) creates the group
- * and waits; then another uid tries rank 1 (EPERM), then root joins rank 1
- * and the group completes.  The device node is 0660 root, so the other
- * uid opens it as root and drops privileges before joining, as a process
- * handed the file would.
+/* ---- who may join ----------------------------------------------------------
+ *
+ * Users never meet: a group is found by its key and its creator's uid, so
+ * another uid with the same key gets a group of its own.  Within one uid,
+ * joining needs what ptrace attach needs: the member must be dumpable and
+ * nameable from the joiner's pid namespace.  The device node is 0660 root,
+ * so these tests open it as root and drop privileges before joining, as a
+ * process handed the file would; a uid of their own keeps them apart.
  */
-enum { W_CREATOR_PID, W_CREATOR_READY, W_INTRUDER_DONE };
+enum { W_CREATOR_PID, W_CREATOR_READY, W_INTRUDER_DONE, W_SQUAT_PID };
 
-static int eperm_rank(struct tplan_rank_env *env)
+#define OTHER_UID 65534
+
+static int drop_to(uid_t uid)
+{
+	return setgid(uid) || setuid(uid) ? -errno : 0;
+}
+
+/*
+ * Rank 0 (root) creates the group and waits; another uid "joins" rank 1
+ * with the same key: it finds no group of its own uid and times out
+ * (not EPERM, which would tell it the key is in use); root's rank 1 then
+ * completes the group.
+ */
+static int other_uid_rank(struct tplan_rank_env *env)
 {
 	struct tplan_ctx *ctx;
+	uint64_t t0;
 	int fd;
 
 	switch (env->rank) {
@@ -357,9 +378,10 @@ static int eperm_rank(struct tplan_rank_env *env)
 		RANK_OK(tplan_test_wait_blocked((pid_t)env->shared[W_CREATOR_PID], 10000));
 		fd = tplan_test_open();
 		RANK_ASSERT(fd >= 0);
-		RANK_OK(setgid(65534) ? -errno : 0);
-		RANK_OK(setuid(65534) ? -errno : 0);
-		RANK_ERR(-EPERM, tplan_test_join_fd(fd, env->key, 2, 1, HEAP_SIZE, 2000));
+		RANK_OK(drop_to(OTHER_UID));
+		t0 = tplan_now_ms();
+		RANK_ERR(-ETIMEDOUT, tplan_test_join_fd(fd, env->key, 2, 1, HEAP_SIZE, 500));
+		RANK_ASSERT(tplan_now_ms() - t0 >= 500);
 		close(fd);
 		tplan_shared_set(&env->shared[W_INTRUDER_DONE], 1);
 		return 0;
@@ -378,11 +400,163 @@ static int eperm_rank(struct tplan_rank_env *env)
 	}
 }
 
-TEST_F_TIMEOUT(group, other_uid_is_eperm, 60)
+TEST_F_TIMEOUT(group, other_uid_never_finds_the_group, 60)
 {
 	if (getuid() != 0)
 		SKIP(return, "needs root to switch uid");
-	RUN_RANKS(3, eperm_rank, NULL, 50000);
+	RUN_RANKS(3, other_uid_rank, NULL, 50000);
+}
+
+/*
+ * Another uid squats the key first (world_size 16, a long timeout); the
+ * job's own ranks still form their group, with their own world size.
+ */
+static int squat_rank(struct tplan_rank_env *env)
+{
+	struct tplan_ctx *ctx;
+	int fd;
+
+	if (env->rank == 0) {
+		fd = tplan_test_open();
+		RANK_ASSERT(fd >= 0);
+		RANK_OK(drop_to(OTHER_UID));
+		env->shared[W_SQUAT_PID] = (uint64_t)getpid();
+		tplan_shared_set(&env->shared[W_CREATOR_READY], 1);
+		RANK_ERR(-ETIMEDOUT, tplan_test_join_fd(fd, env->key, 16, 0, HEAP_SIZE, 6000));
+		close(fd);
+		return 0;
+	}
+	RANK_OK(tplan_shared_wait(&env->shared[W_CREATOR_READY], 1, 10000));
+	RANK_OK(tplan_test_wait_blocked((pid_t)env->shared[W_SQUAT_PID], 10000));
+	{
+		struct tplan_join_params p = {
+			.key = env->key, .world_size = 2, .rank = env->rank - 1,
+			.heap_size = HEAP_SIZE, .timeout_ms = TPLAN_TEST_TIMEOUT_MS,
+		};
+		RANK_OK(tplan_ctx_open(&ctx, NULL));
+		RANK_OK(tplan_ctx_join(ctx, &p));
+	}
+	RANK_OK(tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
+	tplan_ctx_close(ctx);
+	return 0;
+}
+
+TEST_F_TIMEOUT(group, squatted_key_does_not_stop_the_job, 60)
+{
+	if (getuid() != 0)
+		SKIP(return, "needs root to switch uid");
+	RUN_RANKS(3, squat_rank, NULL, 50000);
+}
+
+/*
+ * One uid, but the member is not dumpable (a set-uid program, or one that
+ * asked not to be traced): a joiner without CAP_SYS_PTRACE gets EPERM,
+ * as ptrace attach would.  Once the member is dumpable again, the same
+ * join works.
+ */
+enum { W_MEMBER_PID = 8, W_MEMBER_READY, W_TRY_AGAIN, W_NEW_PIDNS };
+
+static int dumpable_rank(struct tplan_rank_env *env)
+{
+	int fd = tplan_test_open(), dumpable = *(int *)env->arg;
+
+	RANK_ASSERT(fd >= 0);
+	RANK_OK(drop_to(OTHER_UID));
+	if (env->rank == 0) {
+		RANK_OK(prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0) ? -errno : 0);
+		env->shared[W_MEMBER_PID] = (uint64_t)getpid();
+		tplan_shared_set(&env->shared[W_MEMBER_READY], 1);
+		if (!dumpable)
+			RANK_ERR(-ETIMEDOUT, tplan_test_join_fd(fd, env->key, 2, 0, HEAP_SIZE, 5000));
+		else
+			RANK_OK(tplan_test_join_fd(fd, env->key, 2, 0, HEAP_SIZE,
+						   TPLAN_TEST_TIMEOUT_MS));
+		close(fd);
+		return 0;
+	}
+	RANK_OK(tplan_shared_wait(&env->shared[W_MEMBER_READY], 1, 10000));
+	RANK_OK(tplan_test_wait_blocked((pid_t)env->shared[W_MEMBER_PID], 10000));
+	if (!dumpable) {
+		RANK_ERR(-EPERM, tplan_test_join_fd(fd, env->key, 2, 1, HEAP_SIZE, 2000));
+		/* Nothing of the refused join is left: the member still times out alone. */
+		close(fd);
+		return 0;
+	}
+	RANK_OK(tplan_test_join_fd(fd, env->key, 2, 1, HEAP_SIZE, TPLAN_TEST_TIMEOUT_MS));
+	close(fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(group, same_uid_not_dumpable_member_is_eperm, 60)
+{
+	struct tplan_ranks r;
+	int dumpable = 0, nf;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to switch uid");
+	ASSERT_EQ(0, chmod(TPLAN_DEVICE_PATH, 0666));
+	ASSERT_EQ(0, tplan_ranks_start(&r, 2, tplan_test_key(), dumpable_rank, &dumpable));
+	/* The refused rank returns at once; the member waits out its timeout. */
+	nf = tplan_ranks_wait(&r, 45000, 0);
+	chmod(TPLAN_DEVICE_PATH, 0660);
+	TPLAN_RANKS_REPORT(&r, nf, 0);
+	tplan_ranks_release(&r);
+}
+
+TEST_F_TIMEOUT(group, same_uid_dumpable_member_joins, 60)
+{
+	struct tplan_ranks r;
+	int dumpable = 1, nf;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to switch uid");
+	ASSERT_EQ(0, chmod(TPLAN_DEVICE_PATH, 0666));
+	ASSERT_EQ(0, tplan_ranks_start(&r, 2, tplan_test_key(), dumpable_rank, &dumpable));
+	nf = tplan_ranks_wait(&r, 45000, 0);
+	chmod(TPLAN_DEVICE_PATH, 0660);
+	TPLAN_RANKS_REPORT(&r, nf, 0);
+	tplan_ranks_release(&r);
+}
+
+/*
+ * A process in another pid namespace (a container) with the same uid
+ * cannot name the member, so it cannot join either.
+ */
+static int pidns_rank(struct tplan_rank_env *env)
+{
+	int fd, status;
+	pid_t child;
+
+	if (env->rank == 0) {
+		fd = tplan_test_open();
+		RANK_ASSERT(fd >= 0);
+		env->shared[W_MEMBER_PID] = (uint64_t)getpid();
+		tplan_shared_set(&env->shared[W_MEMBER_READY], 1);
+		RANK_ERR(-ETIMEDOUT, tplan_test_join_fd(fd, env->key, 2, 0, HEAP_SIZE, 5000));
+		close(fd);
+		return 0;
+	}
+	RANK_OK(tplan_shared_wait(&env->shared[W_MEMBER_READY], 1, 10000));
+	RANK_OK(tplan_test_wait_blocked((pid_t)env->shared[W_MEMBER_PID], 10000));
+	RANK_OK(unshare(CLONE_NEWPID) ? -errno : 0);
+	child = fork();
+	RANK_ASSERT(child >= 0);
+	if (child == 0) {
+		/* pid 1 of its own namespace: rank 0 has no pid here */
+		fd = tplan_test_open();
+		_exit(fd >= 0 && tplan_test_join_fd(fd, env->key, 2, 1, HEAP_SIZE, 2000) == -EPERM ?
+		      0 : 1);
+	}
+	RANK_EQ(child, waitpid(child, &status, 0));
+	RANK_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return 0;
+}
+
+TEST_F_TIMEOUT(group, other_pid_namespace_is_eperm, 60)
+{
+	if (getuid() != 0)
+		SKIP(return, "needs root to make a pid namespace");
+	RUN_RANKS(2, pidns_rank, NULL, 50000);
 }
 
 /* ---- not joined ------------------------------------------------------------ */
@@ -392,6 +566,87 @@ TEST_F(group, barrier_not_joined_is_enotconn)
 	struct tplan_group_barrier b = { .size = sizeof(b), .timeout_ms = 100 };
 
 	ASSERT_EQ(-ENOTCONN, tplan_test_ioctl(self->fd, TPLAN_IOC_GROUP_BARRIER, &b));
+}
+
+/*
+ * Two live groups of one key (the first complete, so the key was free
+ * again): each has a debugfs directory of its own, and no engine thread's
+ * name shows the key to other users.
+ */
+TEST_F(group, same_key_twice_two_debugfs_dirs_and_no_key_in_thread_names)
+{
+	uint64_t key = (tplan_test_key() & ~0xffffULL) | 0xbeef;
+	char prefix[40], comm[64], path[160];
+	struct tplan_ctx *a, *b;
+	struct tplan_join_params jp = {
+		.key = key, .world_size = 2, .heap_size = HEAP_SIZE, .timeout_ms = 20000,
+	};
+	struct dirent *e;
+	int fds[2], n = 0;
+	DIR *d;
+	pid_t kid;
+
+	if (access(TPLAN_DEBUGFS, F_OK))
+		SKIP(return, "debugfs not mounted");
+	/* Two groups of key, each of two ranks: this process and a child. */
+	for (n = 0; n < 2; n++) {
+		kid = fork();
+		ASSERT_LE(0, kid);
+		if (kid == 0) {
+			struct tplan_ctx *c;
+
+			jp.rank = 1;
+			if (tplan_ctx_open(&c, NULL) || tplan_ctx_join(c, &jp) ||
+			    tplan_barrier(c, 20000))
+				_exit(1);
+			_exit(tplan_barrier(c, 20000) ? 1 : 0);
+		}
+		ASSERT_EQ(0, tplan_ctx_open(n ? &b : &a, NULL));
+		jp.rank = 0;
+		ASSERT_EQ(0, tplan_ctx_join(n ? b : a, &jp));
+		ASSERT_EQ(0, tplan_barrier(n ? b : a, 20000));
+		fds[n] = kid;
+	}
+	/* An engine thread per group: a queue of each. */
+	ASSERT_EQ(0, tplan_put(a, 1, 0, 0, 64));
+	ASSERT_EQ(0, tplan_put(b, 1, 0, 0, 64));
+
+	snprintf(prefix, sizeof(prefix), "group-%016llx-", (unsigned long long)key);
+	n = 0;
+	d = opendir(TPLAN_DEBUGFS);
+	ASSERT_NE(NULL, d);
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	EXPECT_EQ(2, n);
+
+	d = opendir("/proc");
+	ASSERT_NE(NULL, d);
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "tplan", 5))
+			EXPECT_EQ(NULL, strstr(comm, "beef")) TH_LOG("thread %s", comm);
+		fclose(f);
+	}
+	closedir(d);
+
+	ASSERT_EQ(0, tplan_quiet(a, 1, 20000));
+	ASSERT_EQ(0, tplan_quiet(b, 1, 20000));
+	ASSERT_EQ(0, tplan_barrier(a, 20000));
+	ASSERT_EQ(0, tplan_barrier(b, 20000));
+	tplan_ctx_close(a);
+	tplan_ctx_close(b);
+	for (n = 0; n < 2; n++) {
+		int status;
+
+		ASSERT_EQ(fds[n], waitpid(fds[n], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
 }
 
 TEST_F(group, all_gather_not_joined_is_enotconn)
@@ -710,18 +965,22 @@ static int timeout_rank(struct tplan_rank_env *env)
 	if (env->rank == 0) {
 		t0 = tplan_now_ms();
 		RANK_ERR(-ETIMEDOUT, tplan_barrier(ctx, 300));
+		/* Never early: the kernel waits at least what was asked. */
 		RANK_ASSERT(tplan_now_ms() - t0 >= 300);
 		tplan_shared_set(&env->shared[0], 1);
 	} else {
-		/* Late: the group broke while this rank was away. */
+		/* Late: the barrier it arrives at failed on rank 0, so it fails here too. */
 		RANK_OK(tplan_shared_wait(&env->shared[0], 1, 15000));
-		RANK_ERR(-ECONNRESET, tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
+		RANK_ERR(-ETIMEDOUT, tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
 	}
+	/* The group goes on: a late rank does not break it. */
+	RANK_OK(tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
+	RANK_OK(tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
 	tplan_ctx_close(ctx);
 	return 0;
 }
 
-TEST_F_TIMEOUT(group, collective_timeout_is_etimedout, 60)
+TEST_F_TIMEOUT(group, collective_timeout_is_etimedout_on_every_rank_and_the_group_goes_on, 60)
 {
 	RUN_RANKS(2, timeout_rank, NULL, 40000);
 }

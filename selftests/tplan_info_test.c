@@ -144,6 +144,30 @@ TEST_F(dev, info_reserved_fields_must_be_zero)
 	ASSERT_EQ(-EINVAL, tplan_test_ioctl(self->fd, TPLAN_IOC_INFO, &info));
 }
 
+/*
+ * No struct will ever be a page long: a size beyond one is refused with
+ * E2BIG before its tail is read, even when the tail is all zero.
+ */
+TEST_F(dev, size_over_a_page_is_e2big)
+{
+	size_t len = 3 * 4096;
+	unsigned char *buf = calloc(1, len);
+	struct tplan_info *info = (struct tplan_info *)buf;
+	uint32_t size;
+
+	ASSERT_NE(NULL, buf);
+	for (size = 4097; size <= len; size += 4093) {
+		memset(buf, 0, len);
+		info->size = size;
+		ASSERT_EQ(-E2BIG, tplan_test_ioctl(self->fd, TPLAN_IOC_INFO, buf)) TH_LOG("size %u", size);
+	}
+	/* A page exactly, zero tail: still accepted (old callers zero-extend). */
+	memset(buf, 0, len);
+	info->size = 4096;
+	ASSERT_EQ(0, tplan_test_ioctl(self->fd, TPLAN_IOC_INFO, buf));
+	free(buf);
+}
+
 TEST_F(dev, bad_pointer_is_efault)
 {
 	ASSERT_EQ(-EFAULT, tplan_test_ioctl(self->fd, TPLAN_IOC_INFO, NULL));
