@@ -6,6 +6,8 @@
 #   make check           host tests, fuzzing, then the selftests in a VM on
 #                        Debian's 6.1 and 6.12 kernels; installs what it needs
 #   make demo            the all-gather demo in the VM on the software engine
+#   make stress          the in-VM ioctl fuzzer and kill storm, STRESS_SECONDS
+#                        (default 300) per run, on every kernel (STRESS_KVERS)
 #   make install         library, headers, pkg-config file, docs (DESTDIR, PREFIX)
 #   make dkms-src        module sources into /usr/src/tplan-VERSION for dkms
 #   make sparse / checkpatch / uapi-check
@@ -32,7 +34,7 @@ KSFT_INC := $(BUILD)/ksft
 # The harness's ASSERT_* macros compare mixed signedness by design.
 KSFT_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNFLAGS) -Wno-sign-compare -Wno-unused-parameter -I$(KSFT_INC)
 
-.PHONY: all module lib selftests host-tests check demo install clean \
+.PHONY: all module lib selftests host-tests check demo stress install clean \
 	sparse checkpatch uapi-check ksft
 
 all: module lib
@@ -118,10 +120,23 @@ $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tile
 	@mkdir -p $(dir $@)
 	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) -Iexamples \
 		-static -pthread $< -o $@ $(LIB_A)
-selftests: $(SELFTEST_BINS)
+selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz
 	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/
 	@{ for s in $(notdir $(SELFTEST_SCRIPTS)); do echo "sh $$s"; done; \
 	   for b in $(notdir $(SELFTEST_BINS)); do echo "bin $$b"; done; } > $(BUILD)/selftests/plan
+
+# ---- the in-VM ioctl fuzzer and kill storm ----------------------------------
+# Its errno table comes from uapi/tplan.h at build time.  Every ioctl, mmap
+# and close of the device, the library's too, goes through its call gate.
+FUZZ_SRCS := $(wildcard selftests/tplan_fuzz*.c)
+$(BUILD)/gen/tplan_errno_table.h: uapi/tplan.h selftests/tplan_errno_table.pl
+	@mkdir -p $(dir $@)
+	CC="$(CC)" perl selftests/tplan_errno_table.pl uapi/tplan.h > $@.tmp && mv $@.tmp $@
+$(BUILD)/selftests/tplan_fuzz: $(FUZZ_SRCS) selftests/tplan_fuzz.h $(BUILD)/gen/tplan_errno_table.h \
+		$(LIB_A) $(LIB_HDRS) device/tplan_device.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -I$(BUILD)/gen -static -pthread \
+		-Wl,--wrap=ioctl,--wrap=mmap,--wrap=close $(FUZZ_SRCS) -o $@ $(LIB_A)
 
 # ---- host tests, fuzzing, benchmarks (fragments own their rules) ---------
 HOST_TEST_BINS :=
@@ -138,6 +153,9 @@ check:
 
 demo:
 	scripts/demo.sh
+
+stress:
+	scripts/stress.sh
 
 # ---- install -------------------------------------------------------------
 install: lib
