@@ -114,11 +114,12 @@ lib: $(LIB_SO) $(LIB_A) $(BUILD)/lib/tplan.pc
 SELFTEST_SRCS := $(wildcard selftests/*_test.c)
 SELFTEST_BINS := $(SELFTEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 SELFTEST_SCRIPTS := $(wildcard selftests/*.sh)
-# A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h).
+# A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h);
+# the errno contract from uapi/tplan.h (tplan_errno.h, generated at build time).
 $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h $(LIB_A) \
-		$(KSFT_INC)/kselftest_harness.h $(LIB_HDRS)
+		$(KSFT_INC)/kselftest_harness.h $(LIB_HDRS) $(BUILD)/gen/tplan_errno_table.h
 	@mkdir -p $(dir $@)
-	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) -Iexamples \
+	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) -Iexamples -I$(BUILD)/gen \
 		-static -pthread $< -o $@ $(LIB_A)
 selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz
 	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/
