@@ -114,6 +114,10 @@ lib: $(LIB_SO) $(LIB_A) $(BUILD)/lib/tplan.pc
 SELFTEST_SRCS := $(wildcard selftests/*_test.c)
 SELFTEST_BINS := $(SELFTEST_SRCS:selftests/%.c=$(BUILD)/selftests/%)
 SELFTEST_SCRIPTS := $(wildcard selftests/*.sh)
+# Tests whose bug, once hit, leaves the module unusable for every later test
+# (a task dead with a global lock held): listed in plan-last, which
+# scripts/check.sh runs after everything else.
+SELFTEST_LAST := tplan_join_race_test
 # A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h);
 # the errno contract from uapi/tplan.h (tplan_errno.h, generated at build time).
 $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h $(LIB_A) \
@@ -124,7 +128,9 @@ $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tile
 selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz
 	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/
 	@{ for s in $(notdir $(SELFTEST_SCRIPTS)); do echo "sh $$s"; done; \
-	   for b in $(notdir $(SELFTEST_BINS)); do echo "bin $$b"; done; } > $(BUILD)/selftests/plan
+	   for b in $(filter-out $(SELFTEST_LAST),$(notdir $(SELFTEST_BINS))); do echo "bin $$b"; done; \
+	 } > $(BUILD)/selftests/plan
+	@for b in $(SELFTEST_LAST); do echo "bin $$b"; done > $(BUILD)/selftests/plan-last
 
 # ---- the in-VM ioctl fuzzer and kill storm ----------------------------------
 # Its errno table comes from uapi/tplan.h at build time.  Every ioctl, mmap

@@ -45,8 +45,14 @@ for p in "$BUILD"/vm-extra/*; do
 	[ -f "$p" ] || continue
 	cp "$p" "$BUILD/selftests/" && echo "bin $(basename "$p")" >>"$BUILD/selftests/plan"
 done
-# Last in the VM: the ioctl fuzzer and kill storm (it reloads the module).
+# Last in the VM: the ioctl fuzzer and kill storm (it reloads the module),
+# then the tests whose bug would leave the module unusable for the rest,
+# on a fresh module where rmmod can give one.
 fuzz_plan "${FUZZ_VM_SECONDS:-60}" >>"$BUILD/selftests/plan"
+if [ -s "$BUILD/selftests/plan-last" ]; then
+	echo "mod ${TPLAN_MODPARAMS:-allow_inject=1}" >>"$BUILD/selftests/plan"
+	cat "$BUILD/selftests/plan-last" >>"$BUILD/selftests/plan"
+fi
 # The device header through Debian's hipcc: mark_ready's ordering in the
 # gfx90a and gfx940 machine code, and producers without it refused.
 tap "host: isa-check" tests/device/isa_check.sh
