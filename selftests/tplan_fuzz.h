@@ -388,8 +388,11 @@ struct fz_ctx *fz_ctx_add(struct tplan_ctx *ctx, int fd, int chaos, int board);
 /* A shared file with a reference held (joined ones only if asked), or NULL. */
 struct fz_ctx *fz_ctx_get(struct fz_rng *r, int want_joined);
 void fz_ctx_put(struct fz_ctx *c);
-/* The fds of the shared files, for a fork child (no lock taken there). */
-int fz_ctx_snapshot(struct fz_ctx *out, int max);
+/*
+ * Every shared file, each with a reference held (so none closes while a
+ * fork child inherits it); fz_ctx_put() each when the child is done.
+ */
+int fz_ctx_hold_all(struct fz_ctx **out, int max);
 
 /* Group members (tplan_fuzz_group.c): one step; 0, or -1 when done. */
 int fz_member_step(struct fz_thread *t);

@@ -1257,17 +1257,17 @@ static void raw_from(struct raw *x, struct fz_ctx *c, struct fz_private *pv)
  */
 static void raw_fork(struct fz_thread *t, struct fz_private *pv)
 {
-	struct fz_ctx snap[FZ_CTX_MAX];
-	int n = fz_ctx_snapshot(snap, FZ_CTX_MAX), i, status;
+	struct fz_ctx *held[FZ_CTX_MAX], snap[FZ_CTX_MAX];
+	int n = fz_ctx_hold_all(held, FZ_CTX_MAX), nheld = n, i, status;
 	uint64_t wait_ms = fz_below(&t->rng, 3000), end;
 	pid_t parent = getpid(), pid;
 	struct raw x = { .r = &t->rng, .pv = pv };
 
-	if (!n)
-		return;
-	pid = fork();
+	for (i = 0; i < n; i++)
+		snap[i] = *held[i];
+	pid = n ? fork() : -1;
 	if (pid < 0)
-		return;
+		goto out;
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
@@ -1320,6 +1320,9 @@ static void raw_fork(struct fz_thread *t, struct fz_private *pv)
 	}
 	fz_slot_bind((t->worker * FZ_THREADS_MAX + t->index) * 2 + 1);
 	fz_slot_bind((t->worker * FZ_THREADS_MAX + t->index) * 2);
+out:
+	for (i = 0; i < nheld; i++)
+		fz_ctx_put(held[i]);
 }
 
 /* ---- the menu ------------------------------------------------------------------------- */
@@ -1388,8 +1391,14 @@ void fz_raw_op(struct fz_thread *t)
 		return;
 	} else if (roll < 84) {
 		/* chains (and injections) on a joined chaos file with peers */
-		c = fz_ctx_get(&t->rng, 1);
-		if (c && c->chaos && c->world > 1) {
+		for (op = 0; op < 4; op++) {
+			c = fz_ctx_get(&t->rng, 1);
+			if (!c || (c->chaos && c->world > 1))
+				break;
+			fz_ctx_put(c);
+			c = NULL;
+		}
+		if (c) {
 			raw_from(&x, c, pv);
 			x.wellformed = 1;
 			op = fz_chance(&t->rng, fz->allow_inject ? 30 : 5) ?

@@ -91,14 +91,16 @@ void fz_ctx_put(struct fz_ctx *c)
 	}
 }
 
-int fz_ctx_snapshot(struct fz_ctx *out, int max)
+int fz_ctx_hold_all(struct fz_ctx **out, int max)
 {
 	int i, n = 0;
 
 	pthread_mutex_lock(&ctx_lock);
 	for (i = 0; i < FZ_CTX_MAX && n < max; i++)
-		if (ctxs[i].used && !ctxs[i].closing)
-			out[n++] = ctxs[i];
+		if (ctxs[i].used && !ctxs[i].closing) {
+			ctxs[i].refs++;
+			out[n++] = &ctxs[i];
+		}
 	pthread_mutex_unlock(&ctx_lock);
 	return n;
 }
