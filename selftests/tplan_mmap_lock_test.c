@@ -12,6 +12,7 @@
  * mmap lock held, then waiting for the file's lock); then rank 1 joins the
  * all-gather.  A must finish: it copies the result out, which faults.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 
@@ -75,19 +76,25 @@ static void *thread_b(void *arg)
 	return NULL;
 }
 
-/* Until a thread sleeps: state S or D in /proc/self/task/TID/stat. */
+/*
+ * A thread's state letter from /proc/self/task/TID/stat.  No stdio: once
+ * thread B holds the mmap lock, a malloc() that grows the heap would make
+ * this thread part of the cycle it watches.
+ */
 static char thread_state(pid_t tid)
 {
 	char path[64], buf[256], *p;
-	FILE *f;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
 		return '?';
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : '?';
 }
 
@@ -101,6 +108,17 @@ static int wait_state(pid_t *tid, const char *states, unsigned int timeout_ms)
 		tplan_sleep_ms(10);
 	}
 	return -ETIMEDOUT;
+}
+
+/*
+ * Fault in the stack this thread may use later: where page faults take the
+ * mmap lock (no per-VMA locks, 6.1), any fault waits for thread B.
+ */
+static void __attribute__((noinline)) prefault_stack(void)
+{
+	volatile char buf[64 << 10];
+
+	memset((char *)buf, 0, sizeof(buf));
 }
 
 static int rank_mmap_lock(struct tplan_rank_env *env)
@@ -120,6 +138,11 @@ static int rank_mmap_lock(struct tplan_rank_env *env)
 		tplan_ctx_close(ctx);
 		return 0;
 	}
+	/* and the shared words and this rank's report, for the same reason */
+	prefault_stack();
+	tplan_shared_set(&env->shared[W_A_DONE], 0);
+	tplan_shared_set(&env->shared[W_B_DONE], 0);
+	tplan_rank_self->line = 0;
 	z.env = env;
 	z.ctx = ctx;
 	z.out = mmap(NULL, 2 * BLOB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
