@@ -4,12 +4,16 @@
 #      the man pages against the headers, make install and out-of-tree builds
 #      against it, fuzzing
 #   2. per kernel (Debian 6.1 and 6.12): module W=1, DKMS, sparse, then a VM boot
-#      that loads the module, runs the selftests, scans dmesg, rmmods
+#      that loads the module, runs the selftests, then the ioctl fuzzer and
+#      kill storm (with a small ring, allow_inject on, then off), scans dmesg,
+#      rmmods
 # Ends with "N passed, N failed, N skipped"; exits 1 on any failure.
 #
 # Environment: TPLAN_KVERS (kernels, default: newest Debian 6.1 and 6.12),
 # VM_MEM / VM_CPUS / VM_TIMEOUT (scripts/vm/run.sh), FUZZ_CI_SECONDS
-# (default 60), BUILD (default build).
+# (the host fuzzing, default 60), FUZZ_VM_SECONDS (each of the two in-VM
+# fuzzer runs per kernel, default 60; FUZZ_SEED, FUZZ_ARGS, FUZZ_RING_SIZE:
+# scripts/lib.sh), BUILD (default build).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -41,6 +45,14 @@ for p in "$BUILD"/vm-extra/*; do
 	[ -f "$p" ] || continue
 	cp "$p" "$BUILD/selftests/" && echo "bin $(basename "$p")" >>"$BUILD/selftests/plan"
 done
+# Last in the VM: the ioctl fuzzer and kill storm (it reloads the module),
+# then the tests whose bug would leave the module unusable for the rest,
+# on a fresh module where rmmod can give one.
+fuzz_plan "${FUZZ_VM_SECONDS:-60}" >>"$BUILD/selftests/plan"
+if [ -s "$BUILD/selftests/plan-last" ]; then
+	echo "mod ${TPLAN_MODPARAMS:-allow_inject=1}" >>"$BUILD/selftests/plan"
+	cat "$BUILD/selftests/plan-last" >>"$BUILD/selftests/plan"
+fi
 # The device header through Debian's hipcc: mark_ready's ordering in the
 # gfx90a and gfx940 machine code, and producers without it refused.
 tap "host: isa-check" tests/device/isa_check.sh

@@ -75,3 +75,16 @@ summary() {
 	echo "$pass passed, $fail failed, $skip skipped"
 	[ "$fail" = 0 ]
 }
+
+# fuzz_plan SECONDS: VM plan lines for the ioctl fuzzer and kill storm
+# (selftests/tplan_fuzz*.c), SECONDS per run: the module reloaded with a
+# small ring (FUZZ_RING_SIZE, default 64 KiB) so that budget edges are hit,
+# once with raw packet injection allowed and once without.  FUZZ_SEED
+# replays a seed, FUZZ_ARGS passes more options (tplan_fuzz.c says which).
+fuzz_plan() {
+	local secs=$1 ring=${FUZZ_RING_SIZE:-65536} inject
+	for inject in 1 0; do
+		echo "mod ring_size=$ring allow_inject=$inject"
+		echo "bin tplan_fuzz -t $secs${FUZZ_SEED:+ -s $FUZZ_SEED}${FUZZ_ARGS:+ $FUZZ_ARGS}"
+	done
+}

@@ -22,15 +22,28 @@ else
 	m "insmod failed"
 fi
 
+# Plan lines: "bin NAME [ARGS]", "sh NAME [ARGS]", and "mod PARAMS": reload
+# the module with PARAMS (rmmod must succeed); the tests after it are
+# named NAME@PARAMS.
 cd /tests
-while read -r kind name; do
+label=""
+while read -r kind name args; do
 	[ -n "$kind" ] || continue
-	m "test-begin $name"
+	if [ "$kind" = mod ]; then
+		params="$name${args:+ $args}"
+		label="@$(echo "$params" | tr ' ' ',')"
+		if rmmod tplan; then m "reload rmmod ok $params"; else m "reload rmmod failed $params"; fi
+		# shellcheck disable=SC2086
+		if insmod /tplan.ko $params; then m "reload insmod ok $params"; else m "reload insmod failed $params"; fi
+		continue
+	fi
+	m "test-begin $name$label"
+	# shellcheck disable=SC2086
 	case "$kind" in
-	bin) ./"$name" 2>&1 ;;
-	sh) sh ./"$name" 2>&1 ;;
+	bin) ./"$name" $args 2>&1 ;;
+	sh) sh ./"$name" $args 2>&1 ;;
 	esac
-	m "test-end $name rc=$?"
+	m "test-end $name$label rc=$?"
 done < /tests/plan
 
 if [ -e /sys/module/tplan ]; then

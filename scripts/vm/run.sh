@@ -5,8 +5,10 @@
 #   scripts/vm/run.sh KVER MODULE_DIR TEST_DIR RESULTS_FILE
 #
 #   MODULE_DIR  holds tplan.ko built against KVER's headers
-#   TEST_DIR    holds the test programs and a "plan" file: lines "bin NAME"
-#               or "sh NAME", run in order
+#   TEST_DIR    holds the test programs and a "plan" file: lines "bin NAME
+#               [ARGS]" or "sh NAME [ARGS]", run in order, and "mod PARAMS",
+#               which reloads the module with PARAMS for the lines after it
+#               (their tests are named NAME@PARAMS)
 #
 # Environment: VM_MEM (MiB, default 3072: the 1 GiB per-packet split runs
 # between two heaps of just over 1 GiB), VM_CPUS (default 2),
@@ -16,7 +18,8 @@
 #
 # Every result line is TAP-like: "ok - [KVER] name" / "not ok - [KVER] name"
 # / "ok - [KVER] name # SKIP why".  Besides each test, the run itself yields:
-# insmod, each test program's exit status, dmesg clean, rmmod.
+# insmod, each test program's exit status, each reload's rmmod and insmod,
+# dmesg clean, rmmod.
 set -uo pipefail
 
 kver=$1 moddir=$2 testdir=$3 results=$4
@@ -71,6 +74,12 @@ BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; bad = "" }
 /^@@TPLAN insmod / { insmod = $3 }
 /^@@TPLAN rmmod / { rmmod = $3 }
 /^@@TPLAN done/ { done = 1 }
+/^@@TPLAN reload / {
+	params = $0; sub(/^@@TPLAN reload [a-z]+ [a-z]+ */, "", params)
+	if ($3 == "rmmod") res($4 == "ok", "rmmod tplan to reload it with " params " (nothing leaked or still referenced)", "")
+	else res($4 == "ok", "insmod tplan.ko " params, "")
+	next
+}
 /^@@TPLAN dmesg-begin/ { dm = 1; next }
 /^@@TPLAN dmesg-end/ { dm = 0; next }
 /^@@TPLAN test-begin / { intest = 1; prog = $3; nok = 0; nnot = 0; next }
