@@ -4,6 +4,9 @@
 # table for the in-VM fuzzer (selftests/tplan_fuzz*.c):
 #
 #   tplan_errno_table.pl uapi/tplan.h > tplan_errno_table.h
+#   tplan_errno_table.pl --list uapi/tplan.h    one line per ioctl: its name
+#                                                and its own codes (for the
+#                                                docs test against tplan(7))
 #
 # An ioctl may fail with the codes of the shared contract at the top of the
 # header ("Errno contract shared by all ioctls") and with those its own
@@ -15,7 +18,8 @@
 use strict;
 use warnings;
 
-my $hdr = shift or die "usage: $0 uapi/tplan.h\n";
+my $list = @ARGV && $ARGV[0] eq '--list' ? shift : 0;
+my $hdr = shift or die "usage: $0 [--list] uapi/tplan.h\n";
 open(my $fh, '<', $hdr) or die "$0: $hdr: $!\n";
 my $src = do { local $/; <$fh> };
 close $fh;
@@ -73,6 +77,16 @@ sub all_codes {
 	my @c = @{ $own{$ioc} || [] };
 	push @c, all_codes($like{$ioc}, $depth + 1) if $like{$ioc};
 	return @c;
+}
+
+if ($list) {
+	my %shared = map { $_ => 1 } @shared;
+	for my $ioc (@ioctls) {
+		my %seen;
+		my @c = sort grep { !$shared{$_} && !$seen{$_}++ } all_codes($ioc, 0);
+		print join(' ', $ioc, @c), "\n";
+	}
+	exit 0;
 }
 
 print "/* Generated from $hdr by selftests/tplan_errno_table.pl: do not edit. */\n";

@@ -151,7 +151,13 @@
 	F(tplan_plan_shortfall, __reserved, 12, 4) \
 	F(tplan_plan_shortfall, have, 16, 8) \
 	F(tplan_plan_shortfall, want, 24, 8) \
-	S(tplan_plan_wait, 40) \
+	S(tplan_fault_report, 24) \
+	F(tplan_fault_report, src, 0, 4) \
+	F(tplan_fault_report, dst, 4, 4) \
+	F(tplan_fault_report, reason, 8, 4) \
+	F(tplan_fault_report, dword, 12, 4) \
+	F(tplan_fault_report, offset, 16, 8) \
+	S(tplan_plan_wait, 64) \
 	F(tplan_plan_wait, size, 0, 4) \
 	F(tplan_plan_wait, plan_id, 4, 4) \
 	F(tplan_plan_wait, timeout_ms, 8, 4) \
@@ -161,6 +167,7 @@
 	F(tplan_plan_wait, report_count, 28, 4) \
 	F(tplan_plan_wait, round, 32, 4) \
 	F(tplan_plan_wait, __reserved, 36, 4) \
+	F(tplan_plan_wait, fault, 40, 24) \
 	S(tplan_plan_next_round, 16) \
 	F(tplan_plan_next_round, size, 0, 4) \
 	F(tplan_plan_next_round, plan_id, 4, 4) \
@@ -203,10 +210,13 @@
 	C(TPLAN_PUT_SIGNAL, 0x1) \
 	C(TPLAN_PUT_FLAGS_ALL, 0x1) \
 	C(TPLAN_IOC_PUT, 0x3b85) \
+	C(TPLAN_QUIET_OPEN_GATES, 0x1) \
+	C(TPLAN_QUIET_FLAGS_ALL, 0x1) \
 	C(TPLAN_IOC_QUIET, 0x3b86) \
 	C(TPLAN_IOC_QUEUE_INFO, 0x3b87) \
 	C(TPLAN_IOC_QUEUE_INJECT, 0x3b88) \
 	C(TPLAN_CHAIN_SUBMIT_MAX, 0x10000) \
+	C(TPLAN_CHAIN_SUBMIT_DWORDS_MAX, 0x100000) \
 	C(TPLAN_IOC_CHAIN_SUBMIT, 0x3b89) \
 	C(TPLAN_ROUND_MAX, 0xffffffff) \
 	C(TPLAN_PLAN_CHUNKS_MAX, 0x10000) \

@@ -129,6 +129,27 @@ for ioc in $($api ioctls uapi/tplan.h); do
 done
 t "$([ -z "$bad" ]; echo $?)" "tplan(7) documents every ioctl of uapi/tplan.h with its errors" "$bad"
 
+# ... the same errors as the header's "Errors:" lists (besides the shared
+# ones), each way: selftests/tplan_errno_table.pl reads the header, as the
+# fuzzer's errno check does.
+errnos=$(echo '#include <errno.h>' | ${CC:-cc} -dM -E -x c - | sed -n 's/^#define \(E[A-Z0-9]*\) .*/\1/p' | sort -u)
+shared="EFAULT EINVAL E2BIG ENOTTY"
+bad=""
+while read -r ioc want; do
+	sec=$(awk -v s=".SS $ioc" '$0 == s { on = 1; next } on && /^\.S[HS] / { exit } on' "$man/tplan.7" |
+		sed -n '/Errors/,$p')
+	like=$(echo "$sec" | sed -n 's/^Errors: as the \([a-z]*\),.*/\1/p')
+	if [ -n "$like" ]; then
+		sec="$sec"$'\n'"$(awk -v s=".SS TPLAN_IOC_GROUP_$(echo "$like" | tr a-z A-Z)" \
+			'$0 == s { on = 1; next } on && /^\.S[HS] / { exit } on' "$man/tplan.7" | sed -n '/Errors/,$p')"
+	fi
+	have=$(echo "$sec" | sed 's/\\f[BIRP]//g' | grep -o '\bE[A-Z0-9]*\b' | grep -xF -f <(echo "$errnos") |
+		grep -vxF -f <(echo "$shared" | tr ' ' '\n') | sort -u | tr '\n' ' ')
+	want=$(echo "$want" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ')
+	[ "$have" = "$want" ] || bad="$bad"$'\n'"$ioc: tplan(7) $have"$'\n'"  uapi/tplan.h $want"
+done < <(perl selftests/tplan_errno_table.pl --list uapi/tplan.h)
+t "$([ -z "$bad" ]; echo $?)" "every ioctl's errors in tplan(7) are those of uapi/tplan.h" "$bad"
+
 # Rendering.
 bad=""
 for p in "$man"/*.[37]; do
