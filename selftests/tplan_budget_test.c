@@ -311,6 +311,37 @@ TEST_F(budget, put_and_quiet_ebusy_while_prepared)
 	ASSERT_EQ(1, arrivals(ctx));
 }
 
+/*
+ * A raw chain whose producer never comes: its gate stays shut, and put
+ * and quiet are EBUSY for good.  tplan_queue_flush() opens it: the chain
+ * runs as its chunk stands, the charge goes, and the queue is the host's
+ * again.  A plan's chains on the queue are not a flush's to open.
+ */
+TEST_F(budget, flush_releases_raw_chains_whose_producer_never_comes)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	struct tplan_ctx *ctx = self->g.ctx;
+	unsigned char *src = tplan_heap_ptr(ctx, 0), *dst = tplan_heap_ptr(ctx, 1);
+	uint32_t dw[SMALL_DW], n = SMALL_DW;
+	struct tplan_queue_info qi;
+
+	memset(src + DATA_OFF, 0x5a, 64);
+	ASSERT_EQ(SMALL_DW, chain_build(ctx, dw, SMALL_DW, 1, 0));
+	ASSERT_EQ(0, submit(ctx, dw, &n, 1, NULL));
+	ASSERT_EQ(-EBUSY, tplan_quiet(ctx, 1, 1000));
+	ASSERT_EQ(0, tplan_queue_flush(ctx, 1, TPLAN_TEST_TIMEOUT_MS));
+	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
+	ASSERT_EQ(0, qi.prep_charged);
+	ASSERT_EQ(qi.wptr, qi.rptr);
+	/* Sent as its chunk stood, and signalled. */
+	ASSERT_EQ(0x5a, dst[DATA_OFF + 63]);
+	ASSERT_EQ(1, arrivals(ctx));
+	/* The gate now holds the chain's round, as a mark would have left it. */
+	ASSERT_EQ(1, *(volatile uint64_t *)(src + READY_OFF));
+	ASSERT_EQ(0, tplan_put(ctx, 1, 0, 8192, 64));
+	ASSERT_EQ(0, tplan_quiet(ctx, 1, TPLAN_TEST_TIMEOUT_MS));
+}
+
 /* A refused chain reports its rule; nothing is charged or queued. */
 TEST_F(budget, invalid_chain_is_einval_with_reason)
 {

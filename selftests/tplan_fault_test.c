@@ -10,6 +10,7 @@
  * Also: the packets the engine does execute, and the inject ioctl's own
  * contract.
  */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "tplan_plan_util.h"
@@ -399,6 +400,134 @@ TEST_F_TIMEOUT(inject, poll_retries_count_intervals_not_looks, 90)
 	EXPECT_EQ(TPLAN_FAULT_POLL_TIMEOUT, qi.fault_reason);
 	/* Never early: 3 intervals of 60 ms have gone by at least. */
 	EXPECT_LE(180, tplan_now_ms() - t0);
+}
+
+/*
+ * A write that needs ring space times out only when the engine frees none
+ * for the whole timeout (TPLAN_TIMEOUT_DEFAULT_MS, 30 s), not when it
+ * takes longer than that in all.  The ring holds POLL(gate A), 3 MiB of
+ * NOPs, POLL(gate B), NOPs up to nearly full; a submit of 3.5 MiB of
+ * chains needs both gates open.  A opens 15 s in, B 35 s in: the submit
+ * waits 35 s in all, never 30 s without progress, and succeeds.
+ */
+#define STEP_GATE_A (HEAP / 2)
+#define STEP_GATE_B (HEAP / 2 + 64)
+#define STEP_READY (HEAP / 2 + 128)
+#define STEP_ARRIVAL (HEAP / 2 + 192)
+#define STEP_CHAIN_DW (TPLAN_SDMA_POLL_DW + TPLAN_SDMA_COPY_LINEAR_DW + TPLAN_SDMA_ATOMIC_DW)
+
+struct step_submit {
+	struct tplan_ctx *ctx;
+	uint32_t nchains;
+	int ret;
+};
+
+static void *step_submit_thread(void *arg)
+{
+	struct step_submit *a = arg;
+	uint64_t own = tplan_heap_devaddr(a->ctx, 0), peer = tplan_heap_devaddr(a->ctx, 1);
+	struct tplan_sdma_poll_regmem poll = {
+		.addr = own + STEP_READY, .mask = TPLAN_CHAIN_POLL_MASK,
+		.func = TPLAN_CHAIN_POLL_FUNC, .mem_poll = 1, .interval = 10,
+		.retry = TPLAN_CHAIN_POLL_RETRY,
+	};
+	struct tplan_sdma_copy_linear copy = { .src = own + 4096, .dst = peer + 4096, .bytes = 64 };
+	struct tplan_sdma_atomic add = {
+		.addr = peer + STEP_ARRIVAL, .src_data = 1, .atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
+	};
+	struct tplan_chain_desc *d = calloc(a->nchains, sizeof(*d));
+	uint32_t *dw = calloc((size_t)a->nchains * STEP_CHAIN_DW, 4), i, n;
+	struct tplan_chain_submit cs = {
+		.size = sizeof(cs), .peer = 1, .nchains = a->nchains,
+		.chains = (uintptr_t)d, .dwords = (uintptr_t)dw,
+	};
+
+	a->ret = -ENOMEM;
+	if (!d || !dw)
+		goto out;
+	for (i = 0; i < a->nchains; i++) {
+		n = i * STEP_CHAIN_DW;
+		n += tplan_sdma_encode_poll_regmem(dw + n, STEP_CHAIN_DW, &poll);
+		n += tplan_sdma_encode_copy_linear(dw + n, STEP_CHAIN_DW, &copy);
+		n += tplan_sdma_encode_atomic(dw + n, STEP_CHAIN_DW, &add);
+		d[i] = (struct tplan_chain_desc) {
+			.ndw = STEP_CHAIN_DW, .ref = 1, .ready_offset = STEP_READY,
+			.arrival_offset = STEP_ARRIVAL,
+		};
+	}
+	cs.ndw = a->nchains * STEP_CHAIN_DW;
+	a->ret = tplan_test_ioctl(tplan_ctx_fd(a->ctx), TPLAN_IOC_CHAIN_SUBMIT, &cs);
+out:
+	free(d);
+	free(dw);
+	return NULL;
+}
+
+static int step_poll(struct tplan_ctx *ctx, uint64_t gate_off)
+{
+	struct tplan_sdma_poll_regmem poll = {
+		.addr = tplan_heap_devaddr(ctx, 0) + gate_off, .ref = 1, .mask = 0xffffffffu,
+		.func = TPLAN_SDMA_FUNC_GE, .mem_poll = 1, .interval = 10,
+		.retry = TPLAN_SDMA_POLL_RETRY_FOREVER,
+	};
+	uint32_t dw[TPLAN_SDMA_POLL_DW];
+
+	tplan_sdma_encode_poll_regmem(dw, TPLAN_SDMA_POLL_DW, &poll);
+	return tplan_test_inject(ctx, 1, dw, TPLAN_SDMA_POLL_DW);
+}
+
+/* bytes of NOPs, 4 KiB at a time. */
+static int step_fill(struct tplan_ctx *ctx, uint64_t bytes)
+{
+	static uint32_t nop[1024];
+	uint64_t done;
+	int ret = 0;
+
+	for (done = 0; !ret && done < bytes; done += sizeof(nop))
+		ret = tplan_test_inject(ctx, 1, nop, 1024);
+	return ret;
+}
+
+static void step_open(struct tplan_ctx *ctx, uint64_t off)
+{
+	__atomic_store_n((uint64_t *)((char *)tplan_heap_ptr(ctx, 0) + off), 1, __ATOMIC_RELEASE);
+}
+
+TEST_F_TIMEOUT(inject, ring_wait_times_out_without_progress_only, 180)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	struct tplan_ctx *ctx = self->g.ctx;
+	struct step_submit a = { .ctx = ctx };
+	uint64_t ring, f1, f2, t0;
+	struct tplan_queue_info qi;
+	pthread_t t;
+
+	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
+	ring = qi.ring_size;
+	if (ring < (1U << 20))
+		SKIP(return, "a ring of %llu bytes: this test wants one of 1 MiB or more",
+		     (unsigned long long)ring);
+	f1 = ring * 3 / 8;
+	f2 = ring - f1 - ring / 32;
+	ASSERT_EQ(0, step_poll(ctx, STEP_GATE_A));
+	ASSERT_EQ(0, step_fill(ctx, f1));
+	ASSERT_EQ(0, step_poll(ctx, STEP_GATE_B));
+	ASSERT_EQ(0, step_fill(ctx, f2));
+	/* 7/16 of the ring in chains: more than A frees, within the budget. */
+	a.nchains = (uint32_t)(ring * 7 / 16 / (STEP_CHAIN_DW * 4));
+	ASSERT_GE(qi.prep_limit, a.nchains * STEP_CHAIN_DW * 4);
+	t0 = tplan_now_ms();
+	ASSERT_EQ(0, -pthread_create(&t, NULL, step_submit_thread, &a));
+	tplan_sleep_ms(15000);
+	step_open(ctx, STEP_GATE_A);
+	tplan_sleep_ms(20000);
+	step_open(ctx, STEP_GATE_B);
+	ASSERT_EQ(0, -pthread_join(t, NULL));
+	ASSERT_EQ(0, a.ret);
+	/* It did wait past one timeout in all: progress kept it going. */
+	ASSERT_LE(30000, tplan_now_ms() - t0);
+	/* The chains' own gate stays shut: flush them out. */
+	ASSERT_EQ(0, tplan_queue_flush(ctx, 1, 60000));
 }
 
 TEST_F(inject, ndw_out_of_range_is_einval)

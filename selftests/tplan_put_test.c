@@ -6,6 +6,7 @@
  * debugfs shows), the argument contract of put, quiet, queue info and
  * inject, and a quiet that times out.
  */
+#include <sched.h>
 #include <stdio.h>
 
 #include "tplan_selftest.h"
@@ -315,9 +316,14 @@ static int signal_rank(struct tplan_rank_env *env)
 
 			end = tplan_now_ms() + 30000;
 			while ((seen = __atomic_load_n(sig, __ATOMIC_ACQUIRE)) < k) {
-				if (tplan_now_ms() > end)
+				if (tplan_now_ms() > end) {
+					/* Where the queue stood: a lost kick shows in lost_wakeups. */
+					tplan_debugfs_dump_queue(env->key, 0, 1);
 					RANK_FAIL("signal stuck at %llu, waiting for %u",
 						  (unsigned long long)seen, k);
+				}
+				/* Yield: on a small VM a spinning reader takes the engine's CPU. */
+				sched_yield();
 			}
 			/* It moves by one per put: never past what was sent. */
 			RANK_ASSERT(seen <= SIG_PUTS);

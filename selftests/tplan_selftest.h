@@ -492,6 +492,28 @@ static inline int tplan_debugfs_field(uint64_t key, unsigned int src, unsigned i
 	return tplan_debugfs_file_field(path, name, val, len);
 }
 
+/*
+ * Print queue src -> dst's debugfs file ("# " lines), so that a test that
+ * gives up on the queue shows where it stood: pointers, state, and the
+ * engine's kicks, wake-ups and lost wake-ups.
+ */
+static inline void tplan_debugfs_dump_queue(uint64_t key, unsigned int src, unsigned int dst)
+{
+	char dir[160], path[192], line[256];
+	FILE *f;
+
+	if (tplan_debugfs_group_dir(key, dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%.160s/queue-%u-%u", dir, src, dst);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("# queue %u->%u %s", src, dst, line);
+	fclose(f);
+	fflush(stdout);
+}
+
 /* A number from tplan/stats ("groups", "queues", "plans", "bytes"...). */
 static inline int tplan_debugfs_stat(const char *name, int64_t *v)
 {
