@@ -159,7 +159,7 @@ for my $f (@files) {
 		# Each version node's global symbols, with the node's name.
 		my $s = $src;
 		$s =~ s/#[^\n]*//g;
-		while ($s =~ /([\w.]+)\s*\{(.*?)\}\s*[\w\s]*;/sg) {
+		while ($s =~ /([\w.]+)\s*\{(.*?)\}\s*[\w.\s]*;/sg) {
 			my ($node, $body) = ($1, $2);
 			my ($glob) = $body =~ /global:(.*?)(?:local:|$)/s;
 			next unless defined $glob;
