@@ -41,14 +41,15 @@ for p in "$BUILD"/vm-extra/*; do
 	[ -f "$p" ] || continue
 	cp "$p" "$BUILD/selftests/" && echo "bin $(basename "$p")" >>"$BUILD/selftests/plan"
 done
-# The device header through Debian's hipcc: mark_ready's ordering in the
-# gfx90a and gfx940 machine code, and producers without it refused.
+# The device header through Debian's hipcc (gfx90a, gfx940) and clang-19
+# (gfx942): mark_ready's ordering in the machine code, and producers
+# without it refused.
 tap "host: isa-check" tests/device/isa_check.sh
 tap "host: isa-check refuses broken producers" tests/device/isa_check.sh --negatives
 # The HIP example: a persistent GEMM whose schedule takes the kernel's own
-# tile order; built for gfx90a and gfx940, and without a GPU it must skip
-# (exit 4) saying what it needs.
-tap "host: HIP example compiles for gfx90a and gfx940" tests/device/hip_example.sh build
+# tile order; built for gfx90a and gfx940 (hipcc) and gfx942 (clang-19),
+# and without a GPU it must skip (exit 4) saying what it needs.
+tap "host: HIP example compiles for gfx90a, gfx940 and gfx942" tests/device/hip_example.sh build
 tap "host: HIP example exits cleanly without a GPU" tests/device/hip_example.sh run
 if [ -x tests/fuzz/run.sh ]; then
 	tap "host: fuzz" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-60}"
