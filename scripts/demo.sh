@@ -33,7 +33,7 @@ cp "$BUILD/examples/tplan_info" "$BUILD/examples/all_gather" "$BUILD/demo/progra
 		echo "bin all_gather"
 	fi
 	if [ "${TPLAN_DEMO_PYTHON:-0}" = 1 ]; then
-		tests/python/vm_root.sh "$BUILD/vm-python" "$BUILD"
+		tests/python/vm_root.sh "$BUILD/vm-python" "$BUILD" >&2
 		echo '/usr/bin/python3 /opt/tplan/all_gather.py' > "$BUILD/demo/programs/all_gather_py.sh"
 		echo "sh all_gather_py.sh"
 	fi
