@@ -418,6 +418,8 @@ static int rank_put_ebusy(struct tplan_rank_env *env)
 	RANK_OK(tp_close(&p, NULL));
 	RANK_OK(tplan_put(ctx, peer, scratch, scratch, 64));
 	RANK_OK(tplan_quiet(ctx, peer, TP_TIMEOUT));
+	/* A rank that closes first breaks the group under the other's put. */
+	RANK_OK(tplan_barrier(ctx, TP_TIMEOUT));
 	tp_free_chains(&p);
 	tplan_ctx_close(ctx);
 	return 0;
