@@ -37,6 +37,19 @@ static int region_in_rows(const struct tplan_region *r, uint64_t offset, uint64_
 int tplan_prepare_all_gather(struct tplan_ctx *ctx, const struct tplan_tensor *out,
 			     const struct tplan_schedule *schedule, struct tplan_plan **plan)
 {
+	return tplan_prepare_all_gather_programs(ctx, out, schedule, schedule ? 0 : 1, plan);
+}
+
+/*
+ * The default schedule is the spec's whole(): one chunk "marked ready once
+ * per program at the end", so its writers are the producer's programs;
+ * one writer would make every mark after the first an extra mark
+ * (EOVERFLOW at the first wait) for a producer of several programs.
+ */
+int tplan_prepare_all_gather_programs(struct tplan_ctx *ctx, const struct tplan_tensor *out,
+				      const struct tplan_schedule *schedule, uint32_t programs,
+				      struct tplan_plan **plan)
+{
 	struct tplan_schedule *whole = NULL;
 	struct tplan_tensor mine;
 	uint64_t row_bytes, pitch, rows_each, own_off, own_bytes, buf_bytes;
@@ -63,19 +76,32 @@ int tplan_prepare_all_gather(struct tplan_ctx *ctx, const struct tplan_tensor *o
 	own_off = out->offset + rank * rows_each * pitch;
 	own_bytes = (rows_each - 1) * pitch + row_bytes;
 
-	if (!schedule) {
+	/*
+	 * A program count that does not fit the call is this rank's mistake
+	 * and may be its alone: refuse through the collective, so no rank
+	 * waits for it.
+	 */
+	if (schedule && programs)
+		refuse = tplan_set_error(ctx, -EINVAL,
+					 "all-gather: rank %u passed a schedule and %u programs: the schedule's chunks carry their writers (programs must be 0)",
+					 rank, programs);
+	else if (!schedule && !programs)
+		refuse = tplan_set_error(ctx, -EINVAL,
+					 "all-gather: rank %u: the default schedule needs the producer's programs (>= 1), got 0",
+					 rank);
+	if (!schedule && programs) {
 		mine = *out;
 		mine.offset = own_off;
 		mine.rows = (uint32_t)rows_each;
 		mine.pitch = pitch;
-		ret = tplan_schedule_whole(&mine, 1, &whole);
+		ret = tplan_schedule_whole(&mine, programs, &whole);
 		if (ret)
 			return tplan_set_error(ctx, ret, "all-gather: the whole schedule: %d", ret);
 		schedule = whole;
 	}
 
 	/* The schedule stays inside this rank's rows (the spec's check). */
-	for (c = 0; c < tplan_schedule_nchunks(schedule) && !refuse; c++) {
+	for (c = 0; schedule && c < tplan_schedule_nchunks(schedule) && !refuse; c++) {
 		regions = tplan_schedule_chunk(schedule, c, &nregions, NULL);
 		for (i = 0; i < nregions; i++) {
 			if (region_in_rows(&regions[i], out->offset, row_bytes, pitch,

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LIBTPLAN_VERSION_MAJOR 0
-#define LIBTPLAN_VERSION_MINOR 1
+#define LIBTPLAN_VERSION_MINOR 2
 #define LIBTPLAN_VERSION_PATCH 0
 
 /* One open of /dev/tplan: one rank once it joins a group. */
@@ -331,12 +331,43 @@ int tplan_plan_close(struct tplan_plan *plan, uint32_t *state);
 /*
  * The in-place all-gather: out holds world_size * R rows, rank r's rows
  * are [r * R, (r + 1) * R) and are its own part.  schedule (NULL: whole,
- * one chunk, one writer) must stay inside this rank's rows, padding
+ * one chunk, one writer; a producer of several programs needs
+ * tplan_prepare_all_gather_programs()) must stay inside this rank's
+ * rows, padding
  * between rows excluded; otherwise -EINVAL here naming the chunk and
  * region, and -EINVAL on every other rank (the plan fails everywhere).
  */
 int tplan_prepare_all_gather(struct tplan_ctx *ctx, const struct tplan_tensor *out,
 			     const struct tplan_schedule *schedule, struct tplan_plan **plan);
+
+/*
+ * tplan_prepare_all_gather() for a producer of `programs` programs (CTAs)
+ * that each mark the default schedule's chunk once per round, as the
+ * spec's whole() says ("marked ready once per program at the end"): with
+ * schedule NULL, one chunk of this rank's rows with `programs` writers
+ * (>= 1).  A schedule carries its chunks' writers itself: with one,
+ * programs must be 0.  -EINVAL otherwise, on every rank.
+ * tplan_prepare_all_gather() is this call with programs 1 (NULL schedule)
+ * or 0.  Since 0.2.
+ */
+int tplan_prepare_all_gather_programs(struct tplan_ctx *ctx, const struct tplan_tensor *out,
+				      const struct tplan_schedule *schedule, uint32_t programs,
+				      struct tplan_plan **plan);
+
+/* ---- The device header's host build, as calls (device_host.c) ------------ */
+
+/*
+ * tplan_mark_ready(), tplan_arrived() and tplan_wait() of tplan_device.h's
+ * host build for a producer or consumer of one thread, through a round's
+ * handle: for callers that cannot compile the header (bindings in other
+ * languages), with its C11 ordering (the writer counter's add acq_rel, the
+ * ready gate stored with release, gates read with acquire).  Return values
+ * as the header's.  Since 0.2.
+ */
+int tplan_handle_mark_ready(const struct tplan_handle *handle, uint32_t chunk);
+int tplan_handle_arrived(const struct tplan_handle *handle, uint32_t src, uint32_t chunk);
+int tplan_handle_wait(const struct tplan_handle *handle, uint32_t src, uint32_t chunk,
+		      uint64_t max_polls);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
 # make check: everything that can be tested on this machine.
 #   1. host: uapi headers (C90, C++), library, host unit tests, the ABI guard,
 #      the man pages against the headers, make install and out-of-tree builds
-#      against it, fuzzing
+#      against it, the Python package, the device code (hipcc, clang-19,
+#      Triton), fuzzing
 #   2. per kernel (Debian 6.1 and 6.12): module W=1, DKMS, sparse, then a VM boot
 #      that loads the module, runs the selftests, then the ioctl fuzzer and
 #      kill storm (with a small ring, allow_inject on, then off), scans dmesg,
@@ -39,6 +40,22 @@ done
 tap "host: abi" tests/abi/run.sh "$BUILD"
 tap "host: docs" tests/docs/run.sh "$BUILD"
 tap "host: install" tests/install/run.sh "$BUILD"
+# The Python package: offline pip install, import, layouts, schedules.
+tap "host: python" tests/python/host.sh "$BUILD"
+# Its Triton device functions compiled for gfx90a and gfx942 where Triton
+# is installed (it skips here: no PyPI); the same rules on the AMDGCN that
+# Triton 3.6 gave, recorded, and refusing the recorded broken producers.
+tap "host: Triton device functions" python3 tests/device/triton_isa_check.py
+tap "host: Triton ISA rules (recorded Triton 3.6 AMDGCN)" \
+	/usr/bin/python3 tests/device/triton_isa_check.py --from-dump tests/device/triton-3.6
+tap "host: Triton ISA rules refuse broken producers (recorded)" \
+	/usr/bin/python3 tests/device/triton_isa_check.py --negatives --from-dump tests/device/triton-3.6
+# Debian's python3, NumPy, libtplan and the package for the VM, laid over
+# its / (selftests/tplan_python.sh runs the Python tests there).
+item "host: Python runtime for the VM" tests/python/vm_root.sh "$BUILD/vm-python" "$BUILD"
+if [ -d "$BUILD/vm-python/opt/tplan" ]; then
+	export VM_ROOTFS_EXTRA="$BUILD/vm-python"
+fi
 # What the install test built for the VM (its app, the README quick start)
 # runs there after the selftests.
 for p in "$BUILD"/vm-extra/*; do
@@ -53,14 +70,15 @@ if [ -s "$BUILD/selftests/plan-last" ]; then
 	echo "mod ${TPLAN_MODPARAMS:-allow_inject=1}" >>"$BUILD/selftests/plan"
 	cat "$BUILD/selftests/plan-last" >>"$BUILD/selftests/plan"
 fi
-# The device header through Debian's hipcc: mark_ready's ordering in the
-# gfx90a and gfx940 machine code, and producers without it refused.
+# The device header through Debian's hipcc (gfx90a, gfx940) and clang-19
+# (gfx942): mark_ready's ordering in the machine code, and producers
+# without it refused.
 tap "host: isa-check" tests/device/isa_check.sh
 tap "host: isa-check refuses broken producers" tests/device/isa_check.sh --negatives
 # The HIP example: a persistent GEMM whose schedule takes the kernel's own
-# tile order; built for gfx90a and gfx940, and without a GPU it must skip
-# (exit 4) saying what it needs.
-tap "host: HIP example compiles for gfx90a and gfx940" tests/device/hip_example.sh build
+# tile order; built for gfx90a and gfx940 (hipcc) and gfx942 (clang-19),
+# and without a GPU it must skip (exit 4) saying what it needs.
+tap "host: HIP example compiles for gfx90a, gfx940 and gfx942" tests/device/hip_example.sh build
 tap "host: HIP example exits cleanly without a GPU" tests/device/hip_example.sh run
 if [ -x tests/fuzz/run.sh ]; then
 	tap "host: fuzz" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-60}"

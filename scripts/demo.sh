@@ -6,6 +6,8 @@
 #
 # Environment: TPLAN_DEMO_KVER (default: the newest Debian 6.12 kernel),
 # TPLAN_DEMO_ARGS (all_gather's options, e.g. "-r 500 -n 8"),
+# TPLAN_DEMO_PYTHON=1 (then also examples/all_gather.py, the same
+# all-gather with a CPU producer written in Python, on Debian's python3),
 # VM_MEM / VM_CPUS, TPLAN_MODPARAMS, BUILD.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +32,13 @@ cp "$BUILD/examples/tplan_info" "$BUILD/examples/all_gather" "$BUILD/demo/progra
 	else
 		echo "bin all_gather"
 	fi
+	if [ "${TPLAN_DEMO_PYTHON:-0}" = 1 ]; then
+		tests/python/vm_root.sh "$BUILD/vm-python" "$BUILD" >&2
+		echo '/usr/bin/python3 /opt/tplan/all_gather.py' > "$BUILD/demo/programs/all_gather_py.sh"
+		echo "sh all_gather_py.sh"
+	fi
 } > "$BUILD/demo/programs/plan"
+[ "${TPLAN_DEMO_PYTHON:-0}" != 1 ] || export VM_ROOTFS_EXTRA="$BUILD/vm-python"
 echo "# demo on $kver (software engine)"
 : > "$RESULTS"
 VM_SHOW_OUTPUT=1 scripts/vm/run.sh "$kver" "$BUILD/kmod/$kver" "$BUILD/demo/programs" "$RESULTS"

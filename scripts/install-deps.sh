@@ -52,7 +52,9 @@ KVERS=$(kernel_versions)
 pkgs="make gcc libc6-dev pkg-config cpio gzip xz-utils busybox-static qemu-system-x86
       sparse clang libclang-rt-14-dev linux-source-6.1 kmod
       dkms groff-base man-db
-      hipcc libamdhip64-dev rocm-device-libs"
+      hipcc libamdhip64-dev rocm-device-libs
+      clang-19 clang-tools-19 lld-19 llvm-19
+      python3 python3-numpy python3-venv python3-pip"
 for k in $KVERS; do
 	pkgs="$pkgs linux-headers-$k"
 done

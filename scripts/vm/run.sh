@@ -14,7 +14,8 @@
 # between two heaps of just over 1 GiB), VM_CPUS (default 2),
 # VM_TIMEOUT (s, default 1500), TPLAN_MODPARAMS (insmod arguments),
 # VM_SHOW_OUTPUT=1 (print the programs' output instead of parsing TAP),
-# TPLAN_CACHE (where install-deps.sh put the kernel images).
+# TPLAN_CACHE (where install-deps.sh put the kernel images),
+# VM_ROOTFS_EXTRA (a directory laid over the VM's /: the Python runtime).
 #
 # Every result line is TAP-like: "ok - [KVER] name" / "not ok - [KVER] name"
 # / "ok - [KVER] name # SKIP why".  Besides each test, the run itself yields:
@@ -45,6 +46,7 @@ chmod +x "$work/root/init"
 cp "$moddir/tplan.ko" "$work/root/tplan.ko"
 cp -r "$testdir"/. "$work/root/tests/"
 printf '%s\n' "${TPLAN_MODPARAMS:-}" > "$work/root/tests/modparams"
+[ -z "${VM_ROOTFS_EXTRA:-}" ] || cp -a "$VM_ROOTFS_EXTRA"/. "$work/root/"
 ( cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$work/initramfs.gz"
 
 cmdline="console=ttyS0 quiet panic=-1 slub_debug=FZPU"

@@ -6,12 +6,14 @@
 #   tests/device/hip_example.sh run
 #
 # build: make hip-examples (hipcc, -Wall -Wextra -Werror); the binary holds a
-# code object per target (gfx90a and gfx940) with both kernels, and in each
+# code object per target (gfx90a and gfx940) with both kernels, and so does
+# NAME-gfx942 for gfx942, built by Debian's clang-19 (hipcc 5.2 predates
+# gfx942; those points skip without clang-19); and in each
 # gemm_producer the tile's stores come before mark_ready's s_barrier, its L2
 # write-back (buffer_wbl2), the counter's add, the compare and the gate write,
 # in that order (tests/device/isa_check.sh checks the header's ordering in
 # full; this checks that the example's kernel got it).
-# run: runs the binary.  Without a GPU and the KFD engine of tplan.ko it
+# run: runs the binary (both, with clang-19).  Without a GPU and the KFD engine of tplan.ko it
 # must exit 4 and say what it needs and what it found (/dev/tplan, the
 # GPUs): that passes.  With /dev/kfd and /dev/tplan, exit 0 (verified on
 # the GPUs) passes too.  A crash, a timeout, exit 0 or 1 elsewhere fail.
@@ -51,7 +53,7 @@ clang_ver=$("$HIPCC" --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0
 
 mkdir -p "$out"
 # The build check compiles for its targets whatever an earlier build left.
-[ "$mode" = build ] && rm -f "$bin"
+[ "$mode" = build ] && rm -f "$bin" "$bin-gfx942"
 make -s hip-examples BUILD="$BUILD" HIPCC="$HIPCC" HIP_ARCHS="$targets" >"$out/make.log" 2>&1
 make_rc=$?
 
@@ -82,6 +84,17 @@ if [ "$mode" = run ]; then
 	fi
 	timeout "${TPLAN_HIP_TIMEOUT:-300}" "$bin" >"$out/run.log" 2>&1
 	rc=$?
+	# The gfx942 build (clang-19) must say the same: the worse status wins.
+	if [ "$rc" = 4 ] && [ -x "$bin-gfx942" ]; then
+		timeout "${TPLAN_HIP_TIMEOUT:-300}" "$bin-gfx942" >"$out/run-gfx942.log" 2>&1
+		rc=$?
+		if [ "$rc" = 4 ] && ! cmp -s "$out/run.log" "$out/run-gfx942.log"; then
+			echo "not ok 1 exits 4 with message: the gfx942 build says something else:"
+			sed 's/^/#   /' "$out/run-gfx942.log" | head -n 10
+			exit 1
+		fi
+		cp "$out/run-gfx942.log" "$out/run.log"
+	fi
 	sed 's/^/#   /' "$out/run.log" | head -n 40
 	if [ "$rc" = 0 ] && [ -e /dev/kfd ] && [ -e /dev/tplan ]; then
 		echo "ok 1 runs on this node's GPUs, verified"
@@ -113,15 +126,16 @@ if [ "$mode" = run ]; then
 fi
 
 # build
-set -- $targets
+gfx942_targets=${TPLAN_HIP_CLANG_TARGETS:-gfx942}
+set -- $targets $gfx942_targets
 echo "TAP version 13"
-echo "# $("$HIPCC" --version 2>/dev/null | grep -m1 'HIP version'), clang ${clang_ver:-?}"
+echo "# $("$HIPCC" --version 2>/dev/null | grep -m1 'HIP version'), clang ${clang_ver:-?}; gfx942: $(clang-19 --version 2>/dev/null | head -n 1 || echo 'no clang-19')"
 echo "1..$((1 + $# * 2))"
 n=1 rc=0
 if [ "$make_rc" != 0 ] || [ ! -x "$bin" ]; then
 	if cannot_target; then
 		echo "ok 1 make hip-examples # SKIP hipcc cannot target one of $targets: $(grep -m1 error "$out/make.log")"
-		for t in $targets; do
+		for t in $targets $gfx942_targets; do
 			echo "ok $((n += 1)) $t code object # SKIP no binary"
 			echo "ok $((n += 1)) $t gemm_producer marks after its stores # SKIP no binary"
 		done
@@ -129,28 +143,13 @@ if [ "$make_rc" != 0 ] || [ ! -x "$bin" ]; then
 	fi
 	echo "not ok 1 make hip-examples: $(grep -m1 -E 'error' "$out/make.log")"
 	sed 's/^/#   /' "$out/make.log" | head -n 20
-	for t in $targets; do
+	for t in $targets $gfx942_targets; do
 		echo "ok $((n += 1)) $t code object # SKIP no binary"
 		echo "ok $((n += 1)) $t gemm_producer marks after its stores # SKIP no binary"
 	done
 	exit 1
 fi
 echo "ok 1 make hip-examples"
-
-bundler=$(tool ${clang_ver:+clang-offload-bundler-$clang_ver} clang-offload-bundler ${clang_ver:+/usr/lib/llvm-$clang_ver/bin/clang-offload-bundler})
-objcopy=$(tool ${clang_ver:+llvm-objcopy-$clang_ver} llvm-objcopy objcopy)
-objdump=$(tool ${clang_ver:+llvm-objdump-$clang_ver} llvm-objdump)
-if [ -z "$bundler" ] || [ -z "$objcopy" ] || [ -z "$objdump" ]; then
-	for t in $targets; do
-		echo "ok $((n += 1)) $t code object # SKIP no clang-offload-bundler, objcopy or llvm-objdump"
-		echo "ok $((n += 1)) $t gemm_producer marks after its stores # SKIP no clang-offload-bundler, objcopy or llvm-objdump"
-	done
-	exit 0
-fi
-"$objcopy" --dump-section .hip_fatbin="$out/fatbin" "$bin" "$out/host.o" 2>"$out/objcopy.log"
-rm -f "$out/host.o"
-"$bundler" -list -type=o -input="$out/fatbin" >"$out/bundle.txt" 2>&1
-sed 's/^/#   bundle: /' "$out/bundle.txt"
 
 # In gemm_producer, in this order: the tile's store, s_barrier, buffer_wbl2,
 # the counter's add (64-bit, returning), the compare, a branch, the gate write.
@@ -175,31 +174,63 @@ END {
 }
 AWK
 
-for t in $targets; do
-	co="$out/$t.co"
-	rm -f "$co"
-	if ! grep -qx "hipv4-amdgcn-amd-amdhsa--$t" "$out/bundle.txt" ||
-	   ! "$bundler" -unbundle -type=o -input="$out/fatbin" -targets="hipv4-amdgcn-amd-amdhsa--$t" \
-		-output="$co" >"$out/$t.log" 2>&1 || [ ! -s "$co" ]; then
-		echo "not ok $((n += 1)) $t code object: not in the binary"
-		echo "ok $((n += 1)) $t gemm_producer marks after its stores # SKIP no code object"
-		rc=1
-		continue
+# check_binary BINARY LLVM_VERSION TARGETS...: each target's code object
+# holds both kernels, and gemm_producer marks after its stores.
+check_binary() {
+	local b=$1 v=$2 t co bundler objcopy objdump tag
+	shift 2
+	bundler=$(tool ${v:+clang-offload-bundler-$v} ${v:+/usr/lib/llvm-$v/bin/clang-offload-bundler} clang-offload-bundler)
+	objcopy=$(tool ${v:+llvm-objcopy-$v} llvm-objcopy objcopy)
+	objdump=$(tool ${v:+llvm-objdump-$v} llvm-objdump)
+	if [ -z "$bundler" ] || [ -z "$objcopy" ] || [ -z "$objdump" ]; then
+		for t in "$@"; do
+			echo "ok $((n += 1)) $t code object # SKIP no clang-offload-bundler, objcopy or llvm-objdump"
+			echo "ok $((n += 1)) $t gemm_producer marks after its stores # SKIP no clang-offload-bundler, objcopy or llvm-objdump"
+		done
+		return
 	fi
-	"$objdump" -d --mcpu="$t" "$co" | sed 's@[[:space:]]*//.*@@' >"$out/$t.dis"
-	if grep -q '<gemm_producer>:' "$out/$t.dis" && grep -q '<verify_rows>:' "$out/$t.dis"; then
-		echo "ok $((n += 1)) $t code object: gemm_producer, verify_rows"
-	else
-		echo "not ok $((n += 1)) $t code object: no gemm_producer or verify_rows"
-		rc=1
-	fi
-	awk -v kernel=gemm_producer "$ORDER" "$out/$t.dis" >"$out/$t.order.txt"
-	if grep -q '^OK$' "$out/$t.order.txt"; then
-		echo "ok $((n += 1)) $t gemm_producer marks after its stores"
-	else
-		echo "not ok $((n += 1)) $t gemm_producer marks after its stores: $(sed -n 's/^FAIL //p' "$out/$t.order.txt")"
-		rc=1
-	fi
-	sed -n 's/^MATCH /#   /p' "$out/$t.order.txt"
-done
+	tag=$(basename "$b")
+	"$objcopy" --dump-section .hip_fatbin="$out/$tag.fatbin" "$b" "$out/host.o" 2>"$out/objcopy.log"
+	rm -f "$out/host.o"
+	"$bundler" -list -type=o -input="$out/$tag.fatbin" >"$out/$tag.bundle.txt" 2>&1
+	sed "s/^/#   $tag bundle: /" "$out/$tag.bundle.txt"
+	for t in "$@"; do
+		co="$out/$t.co"
+		rm -f "$co"
+		if ! grep -qxE "hipv4-amdgcn-amd-amdhsa-(-|unknown-)$t" "$out/$tag.bundle.txt" ||
+		   ! "$bundler" -unbundle -type=o -input="$out/$tag.fatbin" \
+			-targets="$(grep -xE "hipv4-amdgcn-amd-amdhsa-(-|unknown-)$t" "$out/$tag.bundle.txt")" \
+			-output="$co" >"$out/$t.log" 2>&1 || [ ! -s "$co" ]; then
+			echo "not ok $((n += 1)) $t code object: not in $tag"
+			echo "ok $((n += 1)) $t gemm_producer marks after its stores # SKIP no code object"
+			rc=1
+			continue
+		fi
+		"$objdump" -d --mcpu="$t" "$co" | sed 's@[[:space:]]*//.*@@' >"$out/$t.dis"
+		if grep -q '<gemm_producer>:' "$out/$t.dis" && grep -q '<verify_rows>:' "$out/$t.dis"; then
+			echo "ok $((n += 1)) $t code object ($tag): gemm_producer, verify_rows"
+		else
+			echo "not ok $((n += 1)) $t code object ($tag): no gemm_producer or verify_rows"
+			rc=1
+		fi
+		awk -v kernel=gemm_producer "$ORDER" "$out/$t.dis" >"$out/$t.order.txt"
+		if grep -q '^OK$' "$out/$t.order.txt"; then
+			echo "ok $((n += 1)) $t gemm_producer marks after its stores"
+		else
+			echo "not ok $((n += 1)) $t gemm_producer marks after its stores: $(sed -n 's/^FAIL //p' "$out/$t.order.txt")"
+			rc=1
+		fi
+		sed -n 's/^MATCH /#   /p' "$out/$t.order.txt"
+	done
+}
+
+check_binary "$bin" "$clang_ver" $targets
+if [ -x "$bin-gfx942" ]; then
+	check_binary "$bin-gfx942" 19 $gfx942_targets
+else
+	for t in $gfx942_targets; do
+		echo "ok $((n += 1)) $t code object # SKIP no $bin-gfx942 (it needs clang-19: apt-get install clang-19 clang-tools-19 lld-19)"
+		echo "ok $((n += 1)) $t gemm_producer marks after its stores # SKIP no $bin-gfx942"
+	done
+fi
 exit $rc

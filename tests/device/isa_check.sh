@@ -1,17 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Compile device/tplan_device.h with hipcc for MI200 (gfx90a) and MI300
-# (gfx940), disassemble the code objects and check the memory ordering of
-# ARCHITECTURE.md §5 in the machine code:
+# Compile device/tplan_device.h for MI200 (gfx90a) and MI300 (gfx940 with
+# Debian's hipcc; gfx942, the production MI300X/MI300A, with Debian's
+# clang-19, which Debian's ROCm 5.2 hipcc predates), disassemble the code
+# objects and check the memory ordering of ARCHITECTURE.md §5 in the
+# machine code:
 #
 #   mark_ready  in this order: s_waitcnt vmcnt(0) after the tile's store,
-#               s_barrier, buffer_wbl2 (gfx940: sc0 sc1), s_waitcnt vmcnt(0),
-#               the atomic add on the writer counter (with return; gfx940:
+#               s_barrier, buffer_wbl2 (gfx94x: sc0 sc1), s_waitcnt vmcnt(0),
+#               the atomic add on the writer counter (with return; gfx94x:
 #               system scope, sc1), then a compare and a branch, and only
-#               after them the write of the ready gate (gfx940: sc0 sc1)
-#   arrived,    every load of the gate is a system-scope acquire: glc (gfx940:
+#               after them the write of the ready gate, system scope
+#               (gfx94x: sc1 on an atomic, sc0 sc1 on a store)
+#   arrived,    every load of the gate is a system-scope acquire: glc (gfx94x:
 #   wait        sc0 sc1), s_waitcnt vmcnt(0), then the invalidate
-#               (gfx90a: buffer_wbinvl1_vol; gfx940: buffer_inv sc0 sc1); the
+#               (gfx90a: buffer_wbinvl1_vol; gfx94x: buffer_inv sc0 sc1); the
 #               result goes through LDS between two s_barriers; no clock read
 #
 #   tests/device/isa_check.sh [--variant normal|no-barrier|no-release]
@@ -20,16 +23,29 @@
 # --variant builds tests/device/isa_kernels.hip with the CTA barrier or the
 # release removed: the check must then fail.  --negatives runs both and
 # passes only if both are refused.  Prints TAP; exits 0, 1 on a failure,
-# 4 (skip) without hipcc or llvm-objdump.
+# 4 (skip) when neither compiler is there; a target whose compiler is
+# missing skips its tests.
+#
+# gfx942 through clang-19: Debian's rocm-device-libs 5.2 has no gfx942
+# ISA-version bitcode, so a directory of links to its files stands in,
+# with oclc_isa_version_942.bc -> the gfx940 one.  That file only defines
+# __oclc_ISA_version, which none of these kernels reads; gfx942 has
+# gfx940's memory model and cache-control bits.
 #
 # Environment: HIPCC (default hipcc), LLVM_OBJDUMP (default: the one of
-# hipcc's clang), TPLAN_ISA_TARGETS (default "gfx90a gfx940"), BUILD.
+# hipcc's clang), CLANG19 (default clang-19), ROCM_BITCODE (default
+# /usr/lib/x86_64-linux-gnu/amdgcn/bitcode), TPLAN_ISA_TARGETS (default
+# "gfx90a gfx940 gfx942"), BUILD.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 HIPCC=${HIPCC:-hipcc}
-targets=${TPLAN_ISA_TARGETS:-gfx90a gfx940}
+CLANG19=${CLANG19:-clang-19}
+ROCM_BITCODE=${ROCM_BITCODE:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
+targets=${TPLAN_ISA_TARGETS:-gfx90a gfx940 gfx942}
 src=tests/device/isa_kernels.hip
+# The functions checked; release joins them once the header has it.
+functions="mark_ready arrived wait"
 
 usage() {
 	sed -n 's/^#   //p' "$0" | grep isa_check
@@ -53,16 +69,27 @@ skip_all() {
 	exit 4
 }
 
-command -v "$HIPCC" >/dev/null 2>&1 ||
-	skip_all "no $HIPCC (Debian 12: apt-get install hipcc libamdhip64-dev rocm-device-libs)"
-clang_ver=$("$HIPCC" --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -n 1)
-objdump=${LLVM_OBJDUMP:-}
-if [ -z "$objdump" ]; then
-	for c in ${clang_ver:+llvm-objdump-$clang_ver} llvm-objdump; do
-		if command -v "$c" >/dev/null 2>&1; then objdump=$c; break; fi
-	done
+have_hipcc=0 have_clang19=0
+if command -v "$HIPCC" >/dev/null 2>&1; then
+	clang_ver=$("$HIPCC" --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -n 1)
+	objdump=${LLVM_OBJDUMP:-}
+	if [ -z "$objdump" ]; then
+		for c in ${clang_ver:+llvm-objdump-$clang_ver} llvm-objdump; do
+			if command -v "$c" >/dev/null 2>&1; then objdump=$c; break; fi
+		done
+	fi
+	[ -n "$objdump" ] && have_hipcc=1
 fi
-[ -n "$objdump" ] || skip_all "no llvm-objdump for hipcc's clang ${clang_ver:-?}"
+if command -v "$CLANG19" >/dev/null 2>&1 && command -v llvm-objdump-19 >/dev/null 2>&1 &&
+   command -v ld.lld-19 >/dev/null 2>&1 && [ -f "$ROCM_BITCODE/ockl.bc" ]; then
+	have_clang19=1
+fi
+[ "$have_hipcc" = 1 ] || [ "$have_clang19" = 1 ] ||
+	skip_all "no $HIPCC (Debian 12: apt-get install hipcc libamdhip64-dev rocm-device-libs) and no $CLANG19 (apt-get install clang-19 lld-19 llvm-19 rocm-device-libs)"
+
+# Which compiler builds a target: clang-19 for gfx942 (hipcc 5.2 predates
+# it), hipcc for the others.
+uses_clang19() { [ "$1" = gfx942 ]; }
 
 if [ "$negatives" = 1 ]; then
 	echo "TAP version 13"
@@ -106,11 +133,11 @@ function has_bits(ins, bits,   n, i, b) {
 	return 1
 }
 BEGIN {
-	if (target == "gfx940") {
-		rmw_bits = "sc0 sc1"; load_bits = "sc0 sc1"; store_bits = "sc0 sc1"
+	if (target ~ /^gfx94/) {
+		rmw_bits = "sc0 sc1"; load_bits = "sc0 sc1"; store_bits = "sc0 sc1"; atomic_bits = "sc1"
 		wbl2 = "^buffer_wbl2 sc0 sc1$"; inv = "^buffer_inv sc0 sc1$"
 	} else {
-		rmw_bits = "glc"; load_bits = "glc"; store_bits = ""
+		rmw_bits = "glc"; load_bits = "glc"; store_bits = ""; atomic_bits = ""
 		wbl2 = "^buffer_wbl2$"; inv = "^buffer_wbinvl1_vol$"
 	}
 	clock = "^s_(memtime|memrealtime|getreg_b32 .*HW_REG_SHADER_CYCLES)"
@@ -146,7 +173,8 @@ function is(what, ins) {
 	if (what == "add") return ins ~ add && has_bits(ins, rmw_bits)
 	if (what == "compare") return ins ~ /^v_cmp_eq_u64/
 	if (what == "branch") return ins ~ /^s_cbranch_/
-	if (what == "gate") return ins ~ gate_write && has_bits(ins, store_bits)
+	# An atomic's sc0 asks for the old value; its scope is sc1 alone.
+	if (what == "gate") return ins ~ gate_write && has_bits(ins, ins ~ /atomic/ ? atomic_bits : store_bits)
 	return 0
 }
 function mark_ready(   i, ins, adds, gates) {
@@ -175,7 +203,7 @@ function mark_ready(   i, ins, adds, gates) {
 		why["add"] = "no returning system-scope atomic add (" rmw_bits ") after the write-back"
 		why["compare"] = "no 64-bit compare of the counter after the add"
 		why["branch"] = "no branch after the compare"
-		why["gate"] = "no gate write" (store_bits ? " (" store_bits ")" : "") " after the branch"
+		why["gate"] = "no system-scope gate write" (store_bits ? " (atomic " atomic_bits ", store " store_bits ")" : "") " after the branch"
 		print "FAIL " (steps[step] in why ? why[steps[step]] : "no " steps[step])
 		return
 	}
@@ -238,29 +266,55 @@ out="$BUILD/isa/$variant"
 rm -rf "$out"
 mkdir -p "$out"
 set -- $targets
+nfn=$(echo $functions | wc -w)
 echo "TAP version 13"
-echo "# $("$HIPCC" --version 2>/dev/null | grep -m1 'HIP version'), clang ${clang_ver:-?}, $objdump; variant $variant"
-echo "1..$(($# * 3))"
+[ "$have_hipcc" = 1 ] &&
+	echo "# hipcc: $("$HIPCC" --version 2>/dev/null | grep -m1 'HIP version'), clang ${clang_ver:-?}, $objdump"
+[ "$have_clang19" = 1 ] && echo "# $("$CLANG19" --version | head -n 1), llvm-objdump-19; variant $variant"
+echo "1..$(($# * nfn))"
 n=0 rc=0 skipped=0
+if [ "$have_clang19" = 1 ]; then
+	# rocm-device-libs as clang-19 looks for them, gfx942's ISA version
+	# file standing in (see the top of this file).
+	bc="$out/bitcode"
+	mkdir -p "$bc"
+	for f in "$ROCM_BITCODE"/*.bc; do ln -sf "$f" "$bc/"; done
+	[ -f "$bc/oclc_isa_version_942.bc" ] || ln -sf "$ROCM_BITCODE/oclc_isa_version_940.bc" "$bc/oclc_isa_version_942.bc"
+fi
 for t in $targets; do
 	co="$out/$t.co"
-	if ! "$HIPCC" -x hip --offload-arch="$t" --cuda-device-only --no-gpu-bundle-output -c -O3 \
+	if uses_clang19 "$t"; then
+		cc_ok=$have_clang19 cc_name=$CLANG19 dump=llvm-objdump-19
+		cc_cmd=("$CLANG19" --rocm-device-lib-path="$bc" -I/usr/include)
+	else
+		cc_ok=$have_hipcc cc_name=$HIPCC dump=${objdump:-}
+		cc_cmd=("$HIPCC")
+	fi
+	if [ "$cc_ok" != 1 ]; then
+		for k in $functions; do
+			n=$((n + 1))
+			echo "ok $n $t $k # SKIP no $cc_name"
+			skipped=$((skipped + 1))
+		done
+		continue
+	fi
+	if ! "${cc_cmd[@]}" -x hip --offload-arch="$t" --cuda-device-only --no-gpu-bundle-output -c -O3 \
 		-Wall -Werror -Idevice -Iuapi $defs "$src" -o "$co" >"$out/$t.log" 2>&1; then
 		why=$(grep -m1 -E 'error' "$out/$t.log")
-		for k in mark_ready arrived wait; do
+		for k in $functions; do
 			n=$((n + 1))
 			if grep -qiE "unknown target|invalid (target|offload arch)|unsupported (cuda|hip) gpu arch" "$out/$t.log"; then
-				echo "ok $n $t $k # SKIP hipcc cannot target $t: $why"
+				echo "ok $n $t $k # SKIP $cc_name cannot target $t: $why"
 				skipped=$((skipped + 1))
 			else
-				echo "not ok $n $t $k: does not compile: $why"
+				echo "not ok $n $t $k: does not compile with $cc_name: $why"
 				rc=1
 			fi
 		done
 		continue
 	fi
-	"$objdump" -d --mcpu="$t" "$co" | sed 's@[[:space:]]*//.*@@' >"$out/$t.dis"
-	for k in mark_ready arrived wait; do
+	"$dump" -d --mcpu="$t" "$co" | sed 's@[[:space:]]*//.*@@' >"$out/$t.dis"
+	for k in $functions; do
 		n=$((n + 1))
 		res="$out/$t.$k.txt"
 		awk -v target="$t" -v kernel="isa_$k" "$RULES" "$out/$t.dis" >"$res"
