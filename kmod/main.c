@@ -40,6 +40,19 @@ static bool allow_inject;
 module_param(allow_inject, bool, 0444);
 MODULE_PARM_DESC(allow_inject, "Test only: allow raw packet injection into queues (default off)");
 
+/* Written at run time by a test; read at each plan's prepare. */
+static unsigned int test_first_round;
+module_param(test_first_round, uint, 0644);
+MODULE_PARM_DESC(test_first_round,
+		 "Test only, with allow_inject=1: the round plans prepared from now start at (0: 1), to reach the 2^32 - 1 limit");
+
+u32 tplan_first_round(void)
+{
+	u32 first = READ_ONCE(test_first_round);
+
+	return tplan_params.allow_inject && first ? first : 1;
+}
+
 #define TPLAN_RING_MIN		(4U << 10)
 #define TPLAN_RING_MAX		(256U << 20)
 #define TPLAN_PREP_LIMIT_MAX	50U

@@ -35,21 +35,16 @@ int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 		    const struct tplan_chain_reject *why, struct tplan_chain_reject *reject,
 		    u32 timeout_ms)
 {
+	/* On the stack (16 ranks, under 1 KiB): a vote cannot fail to be cast. */
+	struct tplan_vote mine = { .err = err }, all[TPLAN_MAX_WORLD_SIZE];
 	struct tplan_group *g = tf->group;
-	struct tplan_vote mine = { .err = err }, *all;
 	u32 r;
 	int ret;
 
 	if (why)
 		mine.reject = *why;
-	all = kvmalloc_array(g->world_size, sizeof(*all), TPLAN_GFP_USER_SIZED);
-	if (!all)
-		mine.err = -ENOMEM;
-	/* Without memory this rank still votes (no), so that nobody waits for it. */
 	ret = tplan_group_exchange(tf, op, &mine, sizeof(mine), all, tplan_deadline(timeout_ms),
 				   TPLAN_COLL_KILLABLE);
-	if (!ret && !all)
-		ret = -ENOMEM;
 	for (r = 0; !ret && r < g->world_size; r++) {
 		if (all[r].err) {
 			ret = all[r].err;
@@ -57,7 +52,6 @@ int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 				*reject = all[r].reject;
 		}
 	}
-	kvfree(all);
 	return ret;
 }
 
@@ -302,21 +296,43 @@ static int tplan_create_check(struct tplan_group *g, const struct tplan_create_b
 	return 0;
 }
 
-/* Make the plan of collective seq.  Caller holds g->lock; the first rank there does it. */
-static struct tplan_plan *tplan_plan_make_locked(struct tplan_group *g, u64 seq,
-						 const struct tplan_create_blob *all, u32 total)
+/*
+ * A plan, unlisted: every rank makes one before the exchange, so that the
+ * rank that lists the plan cannot fail to (a rank without memory fails
+ * before it arrives, like a late rank).
+ */
+static struct tplan_plan *tplan_plan_alloc(void)
 {
-	struct tplan_plan *p;
-	u32 r, id;
+	struct tplan_plan *p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	u32 r;
 
-	lockdep_assert_held(&g->lock);
-	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return NULL;
 	kref_init(&p->kref);
 	mutex_init(&p->check_lock);
 	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++)
 		mutex_init(&p->part[r].lock);
+	return p;
+}
+
+/* A plan tplan_plan_alloc() made and nobody saw. */
+static void tplan_plan_discard(struct tplan_plan *p)
+{
+	u32 r;
+
+	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++)
+		mutex_destroy(&p->part[r].lock);
+	mutex_destroy(&p->check_lock);
+	kfree(p);
+}
+
+/* List p as the plan of collective seq.  Caller holds g->lock; the first rank there does it. */
+static void tplan_plan_list_locked(struct tplan_group *g, struct tplan_plan *p, u64 seq,
+				   const struct tplan_create_blob *all, u32 total)
+{
+	u32 r, id;
+
+	lockdep_assert_held(&g->lock);
 	p->group = g;
 	p->create_seq = seq;
 	p->buf_off = all[0].buf_off;
@@ -324,14 +340,17 @@ static struct tplan_plan *tplan_plan_make_locked(struct tplan_group *g, u64 seq,
 	p->total_chunks = total;
 	for (r = 0; r < g->world_size; r++)
 		p->chunk_base[r + 1] = p->chunk_base[r] + all[r].nchunks;
-	tplan_object_add(TPLAN_OBJ_PLAN, 1);
 
 	if (g->nplans >= tplan_limits.max_plans)
 		p->create_err = -ENOSPC;
-	else if (xa_alloc_cyclic(&g->plan_ids, &id, p, XA_LIMIT(1, INT_MAX), &g->next_plan_id,
-				 GFP_KERNEL_ACCOUNT) < 0)
-		p->create_err = -ENOSPC;
 	else
+		p->create_err = xa_alloc_cyclic(&g->plan_ids, &id, p, XA_LIMIT(1, INT_MAX),
+						&g->next_plan_id, GFP_KERNEL_ACCOUNT);
+	if (p->create_err == -EBUSY)
+		p->create_err = -ENOSPC;	/* every id in use */
+	else if (p->create_err > 0)
+		p->create_err = 0;		/* the ids wrapped: fine */
+	if (!p->create_err)
 		p->id = id;
 	if (!p->create_err)
 		p->create_err = tplan_gate_alloc_locked(g, (u64)total * TPLAN_GATE_ROW_BYTES,
@@ -344,7 +363,6 @@ static struct tplan_plan *tplan_plan_make_locked(struct tplan_group *g, u64 seq,
 	list_add_tail(&p->node, &g->plans);
 	p->listed = true;
 	g->nplans++;
-	return p;
 }
 
 /*
@@ -376,9 +394,9 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 	struct tplan_plan_create *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
 	struct tplan_group *g = tplan_file_group(tf);
+	struct tplan_create_blob mine, all[TPLAN_MAX_WORLD_SIZE];
+	struct tplan_plan *p, *fresh;
 	u64 seq, total = 0;
-	struct tplan_create_blob mine, *all;
-	struct tplan_plan *p;
 	int ret, err;
 	u32 r;
 
@@ -392,8 +410,8 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 		.own_off = cmd->own_offset, .own_bytes = cmd->own_bytes,
 		.nchunks = cmd->nchunks,
 	};
-	all = kvmalloc_array(g->world_size, sizeof(*all), TPLAN_GFP_USER_SIZED);
-	if (!all)
+	fresh = tplan_plan_alloc();
+	if (!fresh)
 		return -ENOMEM;
 	ret = tplan_coll_begin(tf);
 	if (ret)
@@ -421,13 +439,10 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 		if (p->create_seq == seq)
 			break;
 	if (list_entry_is_head(p, &g->plans, node)) {
-		p = tplan_plan_make_locked(g, seq, all, total);
-		if (!p) {
-			/* A rank without memory: the others find no plan and fail too. */
-			mutex_unlock(&g->lock);
-			ret = -ENOMEM;
-			goto out_end;
-		}
+		p = fresh;
+		fresh = NULL;
+		tplan_object_add(TPLAN_OBJ_PLAN, 1);
+		tplan_plan_list_locked(g, p, seq, all, total);
 	}
 	p->attached |= BIT(tf->rank);
 	ret = p->create_err;
@@ -469,7 +484,8 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 out_end:
 	tplan_coll_end(tf);
 out_free:
-	kvfree(all);
+	if (fresh)
+		tplan_plan_discard(fresh);
 	return ret;
 }
 

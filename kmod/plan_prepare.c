@@ -317,6 +317,34 @@ static int tplan_plan_queue_round(struct tplan_file *tf, struct tplan_plan *p, u
 	return ret ?: err;
 }
 
+/*
+ * This rank's gate rows for a plan whose first round is first: its
+ * chunks' writers per round, and every counter as the rounds before
+ * first would have left it (all 0 for round 1), in this rank's heap.
+ */
+static void tplan_plan_gates_init(struct tplan_group *g, u32 rank, struct tplan_plan *p,
+				  u32 first)
+{
+	struct tplan_plan_part *part = &p->part[rank];
+	u64 before = first - 1;
+	u32 c;
+
+	for (c = 0; c < p->total_chunks; c++) {
+		u8 *row = tplan_gate_row(g, rank, p, c);
+		bool mine = c >= p->chunk_base[rank] && c < p->chunk_base[rank + 1];
+
+		if (mine) {
+			u32 w = part->writers[c - p->chunk_base[rank]];
+
+			WRITE_ONCE(*(u32 *)(row + TPLAN_GATE_EXPECTED), w);
+			WRITE_ONCE(*(u64 *)(row + TPLAN_GATE_WRITERS), w * before);
+			WRITE_ONCE(*(u64 *)(row + TPLAN_GATE_READY), before);
+		} else {
+			WRITE_ONCE(*(u64 *)(row + TPLAN_GATE_ARRIVAL), before);
+		}
+	}
+}
+
 void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p, u32 round, bool written)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
@@ -401,10 +429,10 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	struct tplan_chain_reject why = {};
 	struct tplan_plan_part *part;
 	struct tplan_group *g;
+	u32 first = tplan_first_round();
 	struct tplan_plan *p;
 	bool written = false;
 	int err, ret;
-	u32 c;
 
 	memset(&cmd->reject, 0, sizeof(cmd->reject));
 	if (cmd->flags)
@@ -430,22 +458,20 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	if (ret)
 		goto out_fail;
 
-	for (c = 0; c < part->nchunks; c++)
-		WRITE_ONCE(*(u32 *)(tplan_gate_row(g, tf->rank, p, p->chunk_base[tf->rank] + c) +
-				    TPLAN_GATE_EXPECTED), part->writers[c]);
+	tplan_plan_gates_init(g, tf->rank, p, first);
 
-	/* Phase 2: charge every queue, then queue round 1. */
-	ret = tplan_plan_queue_round(tf, p, 1, cmd->timeout_ms, &written, 0);
+	/* Phase 2: charge every queue, then queue the first round. */
+	ret = tplan_plan_queue_round(tf, p, first, cmd->timeout_ms, &written, 0);
 	if (ret)
 		goto out_fail;
 	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
-	tplan_part_release(part, TPLAN_PLAN_PREPARED, 1);
+	tplan_part_release(part, TPLAN_PLAN_PREPARED, first);
 	goto out;
 
 out_fail:
-	/* Round 1 or nothing: what a close flushes is round 1's. */
-	tplan_part_release(part, TPLAN_PLAN_FAILED, written ? 1 : 0);
-	tplan_plan_fail(tf, p, 1, written);
+	/* The first round or nothing: what a close flushes is that round's. */
+	tplan_part_release(part, TPLAN_PLAN_FAILED, written ? first : 0);
+	tplan_plan_fail(tf, p, first, written);
 	/* The reject, if any, still has to go out. */
 	ucmd->responded = false;
 out:

@@ -53,6 +53,9 @@ struct tplan_params {
 };
 extern struct tplan_params tplan_params;
 
+/* The round a plan prepared now starts at: 1, unless a test says otherwise. */
+u32 tplan_first_round(void);
+
 /*
  * Device addresses of the soft engine's heaps: rank r's heap starts at
  * TPLAN_SOFT_DEVADDR_BASE + (r + 1) * TPLAN_SOFT_DEVADDR_STRIDE.  They look
