@@ -78,7 +78,7 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 			.raw_gate = tplan_group_translate(g, env.ready_gate, 4),
 		};
 		at += d->ndw;
-		total += d->ndw * 4ULL;
+		total += tplan_chain_charge(d->ndw);
 	}
 	if (at != cmd->ndw) {
 		ret = -EINVAL;
@@ -95,7 +95,7 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 	ret = tplan_queue_budget_reserve(q, total);
 	if (ret)
 		goto out_free;
-	ret = tplan_queue_write_chains(q, images, cmd->nchains, NULL, NULL);
+	ret = tplan_queue_write_chains(q, images, cmd->nchains, NULL);
 	if (ret)
 		tplan_queue_budget_unreserve(q, total);
 out_free:

@@ -2,7 +2,8 @@
 /*
  * debugfs: tplan/stats (what users hold: groups, queues, plans, bytes,
  * and the caps), and per group tplan/group-<key>-<serial>/ with a "group"
- * file and one "queue-<src>-<dst>" file per queue, "name: value" lines,
+ * file and one "queue-<src>-<dst>" file per queue (pointers, pointer page,
+ * sequences, doorbells, the engine's knobs and counters), "name: value" lines,
  * for people and tests looking at a live group.  The serial number keeps
  * two groups of the same key apart.
  */
@@ -39,17 +40,22 @@ static int tplan_queue_show(struct seq_file *m, void *unused)
 {
 	struct tplan_queue *q = m->private;
 	u64 wptr = READ_ONCE(q->wptr);
-	u64 rptr = smp_load_acquire(&q->rptr);	/* the engine's pointer: queue.h */
 
 	/* wraps: times the writer went past the ring end, padded or not */
 	seq_printf(m, "rptr: %llu\nwptr: %llu\nwraps: %llu\nring_size: %u\npackets: %llu\n",
-		   rptr, wptr, wptr / q->ring_size,
+		   tplan_queue_rptr(q), wptr, wptr / q->ring_size,
 		   q->ring_size, READ_ONCE(q->packets));
 	seq_printf(m, "prep_charged: %u\nprep_limit: %u\nstate: %u\n",
 		   READ_ONCE(q->prep_charged), q->prep_limit, tplan_queue_state(q));
-	seq_printf(m, "kicks: %lld\nwakeups: %llu\nlost_wakeups: %llu\n",
-		   (long long)atomic64_read(&q->kicks), READ_ONCE(q->wakeups),
-		   READ_ONCE(q->lost_wakeups));
+	/* The pointer page as the engine left it, and what the module handed out. */
+	seq_printf(m, "page_wptr: %llu\npage_rptr: %llu\ngate_seq: %u\ngate_next: %u\n",
+		   READ_ONCE(q->ptr->wptr), READ_ONCE(q->ptr->rptr), READ_ONCE(q->ptr->gate_seq),
+		   READ_ONCE(q->gate_next));
+	seq_printf(m, "ptr_dev: 0x%llx\n", q->ptr_dev);
+	seq_printf(m, "done_seq: %u\ndone_last: %llu\ndoorbells: %lld\nengine: %s\n",
+		   READ_ONCE(q->ptr->done_seq), READ_ONCE(q->done_last),
+		   (long long)atomic64_read(&q->doorbells), q->engine->name);
+	q->engine->show(m, q);
 	if (tplan_queue_fault_state(q) == TPLAN_QUEUE_FAULT)
 		seq_printf(m, "fault_offset: %llu\nfault_dword: 0x%08x\nfault_reason: %u\n",
 			   q->fault_offset, q->fault_dword, q->fault_reason);

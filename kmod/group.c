@@ -357,6 +357,9 @@ static int tplan_join(struct tplan_ucmd *ucmd)
 		return ret;
 	}
 	tf->rank = cmd->rank;
+	/* The process that joined owns the rank's queue memory (tplan_queue_mmap()). */
+	mmgrab(current->mm);
+	tf->mm = current->mm;
 	/* Release: whoever sees the group sees the rank and the heaps. */
 	smp_store_release(&tf->group, g);
 	return 0;
@@ -559,6 +562,16 @@ int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Device address of queue (src -> dst)'s pointer page in src's map: a
+ * page below every heap, which tplan_group_translate() never resolves
+ * (only the queue's own engine writes it, with module FENCEs).
+ */
+u64 tplan_group_qptr_dev(struct tplan_group *g, u32 src, u32 dst)
+{
+	return TPLAN_SOFT_DEVADDR_BASE + ((u64)src * TPLAN_MAX_WORLD_SIZE + dst) * PAGE_SIZE;
 }
 
 /*

@@ -18,9 +18,11 @@
 #include <linux/uaccess.h>
 #include <linux/log2.h>
 #include <linux/stddef.h>
+#include <linux/sched/mm.h>
 
 #include "tplan_priv.h"
 #include "compat.h"
+#include "queue.h"
 
 /* Defaults: the spec's 8 MiB ring and half of it for prepared chains. */
 static unsigned int ring_size = 8U << 20;
@@ -265,6 +267,8 @@ static int tplan_fops_release(struct inode *inode, struct file *filp)
 	struct tplan_file *tf = filp->private_data;
 
 	tplan_group_leave(tf);
+	if (tf->mm)
+		mmdrop(tf->mm);
 	tplan_user_put(tf->user);
 	kfree(tf);
 	return 0;
@@ -273,6 +277,8 @@ static int tplan_fops_release(struct inode *inode, struct file *filp)
 /* Called with mmap_lock held: takes no lock of tplan's (tplan_priv.h). */
 static int tplan_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 {
+	if (((u64)vma->vm_pgoff << PAGE_SHIFT) & TPLAN_MMAP_QUEUE)
+		return tplan_queue_mmap(filp->private_data, vma);
 	return tplan_group_mmap(filp->private_data, vma);
 }
 

@@ -234,8 +234,7 @@ bool tplan_plan_part_drained(struct tplan_group *g, u32 rank, struct tplan_plan 
 
 		if (!(part->peer_mask & BIT(peer)) || !q || tplan_queue_fault_state(q))
 			continue;
-		/* Acquire: pairs with the engine's release of rptr (queue.h). */
-		if (smp_load_acquire(&q->rptr) < part->peer_end[peer])
+		if (!tplan_queue_done_passed(q, part->peer_done[peer]))
 			return false;
 	}
 	return true;

@@ -45,8 +45,7 @@ struct tplan_plan_part {
 	struct tplan_chain_image *images;
 	u32 peer_first[TPLAN_MAX_WORLD_SIZE + 1];
 	u64 peer_bytes[TPLAN_MAX_WORLD_SIZE];	/* charge of one round */
-	u64 peer_start[TPLAN_MAX_WORLD_SIZE];	/* queue positions of the */
-	u64 peer_end[TPLAN_MAX_WORLD_SIZE];	/* latest round's chains */
+	u64 peer_done[TPLAN_MAX_WORLD_SIZE];	/* done sequence of the latest round's batch */
 	u32 peer_mask;			/* queues the plan uses */
 	/* While preparing: the bytes its copies send, for the overlap check. */
 	struct tplan_chain_span *spans;

@@ -32,13 +32,10 @@ static bool tplan_plan_blocked(struct tplan_file *tf, struct tplan_plan *p)
 	mutex_lock(&g->lock);
 	for (peer = 0; peer < g->world_size && !blocked; peer++) {
 		struct tplan_queue *q = g->queues[tf->rank][peer];
-		u64 rptr;
 
 		if (!(part->peer_mask & BIT(peer)) || !q)
 			continue;
-		/* Acquire: pairs with the engine's release of rptr (queue.h). */
-		rptr = smp_load_acquire(&q->rptr);
-		if (rptr >= part->peer_end[peer])
+		if (tplan_queue_done_passed(q, part->peer_done[peer]))
 			continue;
 		list_for_each_entry(other, &g->plans, node) {
 			struct tplan_plan_part *o = &other->part[tf->rank];
@@ -46,8 +43,8 @@ static bool tplan_plan_blocked(struct tplan_file *tf, struct tplan_plan *p)
 
 			if (other != p && other->attached & BIT(tf->rank) && !other->create_err &&
 			    (state == TPLAN_PLAN_PREPARED || state == TPLAN_PLAN_CLOSING) &&
-			    o->peer_mask & BIT(peer) && o->peer_start[peer] < part->peer_start[peer] &&
-			    rptr < o->peer_end[peer])
+			    o->peer_mask & BIT(peer) && o->peer_done[peer] < part->peer_done[peer] &&
+			    !tplan_queue_done_passed(q, o->peer_done[peer]))
 				blocked = true;
 		}
 	}
@@ -78,7 +75,7 @@ static int tplan_plan_drain(struct tplan_file *tf, struct tplan_plan *p, u64 dea
 			continue;
 		/* Not on a broken group: this rank's chains run all the same. */
 		ret = tplan_wait_deadline(q->owner_wq,
-					  smp_load_acquire(&q->rptr) >= part->peer_end[peer] || /* queue.h */
+					  tplan_queue_done_passed(q, part->peer_done[peer]) ||
 					  READ_ONCE(q->state), deadline, true);
 		if (ret)
 			return ret;

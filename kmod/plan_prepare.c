@@ -126,7 +126,7 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 		part->images[slot[c->peer]++] = (struct tplan_chain_image) {
 			.dw = part->dw + at, .ndw = c->ndw,
 		};
-		part->peer_bytes[c->peer] += c->ndw * 4ULL;
+		part->peer_bytes[c->peer] += tplan_chain_charge(c->ndw);
 		part->peer_mask |= BIT(c->peer);
 		at += c->ndw;
 		if (i % TPLAN_VALIDATE_BATCH == TPLAN_VALIDATE_BATCH - 1) {
@@ -281,7 +281,7 @@ static int tplan_plan_write(struct tplan_file *tf, struct tplan_plan_part *part,
 			part->images[i].ref = round;
 		ret = tplan_queue_write_chains(q, part->images + part->peer_first[peer],
 					       part->peer_first[peer + 1] - part->peer_first[peer],
-					       &part->peer_start[peer], &part->peer_end[peer]);
+					       &part->peer_done[peer]);
 		if (ret)
 			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
 		else

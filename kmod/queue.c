@@ -4,8 +4,9 @@
  * owner side of the ring (reserve, pad, publish), host put and quiet, and
  * the prepared-copy budget.  queue.h describes the pointer protocol.
  *
- * The budget rule (ARCHITECTURE §3): bytes of prepared chains whose POLL
- * the engine has not passed are charged to the queue and may not exceed
+ * The budget rule (ARCHITECTURE §3): bytes of prepared chains whose gate
+ * FENCE (the module's, right after the chain's POLL) has not run yet are
+ * charged to the queue (the FENCE included) and may not exceed
  * ring_size * prep_limit / 100.  While anything is charged, put and quiet
  * fail with EBUSY instead of queueing or waiting behind a gate that only a
  * not-yet-launched kernel could open.  Every other wait in this file is
@@ -14,6 +15,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
+#include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
@@ -24,8 +26,17 @@
 #include "ring.h"
 #include "tplan_sdma.h"
 #include "tplan_trace.h"
+#include "compat.h"
 
 #define TPLAN_MARKS_INITIAL 64
+#define TPLAN_FENCE_BYTES (TPLAN_SDMA_FENCE_DW * 4)
+
+/* The pointer page as uapi/tplan.h documents it. */
+static_assert(offsetof(struct tplan_qptr, wptr) == TPLAN_QPTR_WPTR);
+static_assert(offsetof(struct tplan_qptr, rptr) == TPLAN_QPTR_RPTR);
+static_assert(offsetof(struct tplan_qptr, gate_seq) == TPLAN_QPTR_GATE_SEQ);
+static_assert(offsetof(struct tplan_qptr, done_seq) == TPLAN_QPTR_DONE_SEQ);
+static_assert(TPLAN_CHAIN_FENCE_BYTES == TPLAN_FENCE_BYTES);
 
 static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)
 {
@@ -37,7 +48,7 @@ static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)
 	ret = tplan_queue_slot_get();
 	if (ret)
 		return ERR_PTR(ret);
-	ret = tplan_charge(tf->user, ring_size);
+	ret = tplan_charge(tf->user, ring_size + PAGE_SIZE);
 	if (ret)
 		goto err_slot;
 	ret = -ENOMEM;
@@ -47,22 +58,26 @@ static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)
 	q->ring_size = ring_size;
 	/* Zeroed: a zero dword is a one-dword NOP. */
 	q->ring = __vmalloc(ring_size, TPLAN_GFP_USER_SIZED | __GFP_ZERO);
+	q->ptr_page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	q->marks = kvcalloc(TPLAN_MARKS_INITIAL, sizeof(*q->marks), GFP_KERNEL_ACCOUNT);
-	if (!q->ring || !q->marks)
+	if (!q->ring || !q->ptr_page || !q->marks)
 		goto err_free;
+	q->ptr = page_address(q->ptr_page);
 	q->group = g;
 	q->src = tf->rank;
 	q->dst = dst;
+	q->ptr_dev = tplan_group_qptr_dev(g, q->src, dst);
 	refcount_inc(&tf->user->ref);
 	q->user = tf->user;
 	q->mark_cap = TPLAN_MARKS_INITIAL;
+	q->gate_next = 1;
 	q->prep_limit = tplan_budget_limit(q->ring_size, tplan_params.prep_limit_pct);
 	mutex_init(&q->wlock);
 	spin_lock_init(&q->budget_lock);
-	init_waitqueue_head(&q->engine_wq);
 	init_waitqueue_head(&q->owner_wq);
 
-	ret = tplan_soft_engine.start(q);
+	q->engine = &tplan_soft_engine;
+	ret = q->engine->start(q);
 	if (ret) {
 		tplan_user_put(q->user);
 		goto err_free;
@@ -71,22 +86,31 @@ static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)
 
 err_free:
 	kvfree(q->marks);
+	if (q->ptr_page)
+		__free_page(q->ptr_page);
 	vfree(q->ring);
 	kfree(q);
 err_uncharge:
-	tplan_uncharge(tf->user, ring_size);
+	tplan_uncharge(tf->user, ring_size + PAGE_SIZE);
 err_slot:
 	tplan_queue_slot_put();
 	return ERR_PTR(ret);
 }
 
+/*
+ * The owner's mappings hold pages of their own (vm_insert_page()), so
+ * freeing here never pulls memory from under a mapping; and they hold the
+ * file, so a queue goes only once none is left.
+ */
 static void tplan_queue_free(struct tplan_queue *q)
 {
-	tplan_soft_engine.stop(q);
+	/* debugfs first: its readers look at the engine's state. */
 	debugfs_remove(q->debugfs);
+	q->engine->stop(q);
 	kvfree(q->marks);
+	__free_page(q->ptr_page);
 	vfree(q->ring);
-	tplan_uncharge(q->user, q->ring_size);
+	tplan_uncharge(q->user, q->ring_size + PAGE_SIZE);
 	tplan_user_put(q->user);
 	mutex_destroy(&q->wlock);
 	kfree(q);
@@ -153,7 +177,43 @@ void tplan_queue_wake(struct tplan_queue *q)
 /* FAULT or STOPPED, with acquire: the fault fields are valid after it. */
 u32 tplan_queue_fault_state(struct tplan_queue *q)
 {
+	/* Pairs with tplan_queue_fault()'s release. */
 	return smp_load_acquire(&q->state);
+}
+
+/*
+ * The engine's rptr, as far as it can be true: between wptr - ring_size
+ * and wptr (anything else reads as a full ring).  Read before wptr, so
+ * an honest rptr is never ahead of the wptr it is checked against.
+ */
+u64 tplan_queue_rptr(struct tplan_queue *q)
+{
+	/* Acquire: the engine is done reading the ring below it. */
+	u64 r = smp_load_acquire(&q->ptr->rptr);
+	u64 w = READ_ONCE(q->wptr);
+
+	return w - r > q->ring_size ? w - q->ring_size : r;
+}
+
+/*
+ * The done sequence the engine reached, widened to the 64 bits the module
+ * hands out: never past the last batch published.  Read before done_last,
+ * so an honest word is never ahead of it.
+ */
+u64 tplan_queue_done(struct tplan_queue *q)
+{
+	/* Acquire: what ran before the FENCE is done for the reader. */
+	u32 word = smp_load_acquire(&q->ptr->done_seq);
+	u64 last = READ_ONCE(q->done_last);
+	u32 behind = (u32)last - word;
+
+	return behind > last ? 0 : last - behind;
+}
+
+/* Has the batch whose done FENCE writes seq run (0: nothing queued yet)? */
+bool tplan_queue_done_passed(struct tplan_queue *q, u64 seq)
+{
+	return tplan_queue_done(q) >= seq;
 }
 
 u32 tplan_queue_state(struct tplan_queue *q)
@@ -162,52 +222,62 @@ u32 tplan_queue_state(struct tplan_queue *q)
 
 	if (state)
 		return state;
-	/* Acquire: pairs with the engine's release of rptr (top of queue.h). */
-	return smp_load_acquire(&q->rptr) == READ_ONCE(q->wptr) ? TPLAN_QUEUE_IDLE :
-								  TPLAN_QUEUE_BUSY;
+	return tplan_queue_done(q) == READ_ONCE(q->done_last) ? TPLAN_QUEUE_IDLE :
+								 TPLAN_QUEUE_BUSY;
 }
 
-/* Engine: the packets below rptr are done; release the charges they held. */
-void tplan_queue_retire(struct tplan_queue *q, u64 rptr)
+/* Give back the charges of the chains whose gate FENCE ran. */
+static void tplan_queue_release_marks(struct tplan_queue *q)
 {
 	struct tplan_prep_mark *m;
+	u32 gate;
 
-	/* Release: the packets below rptr, copies included, are done (queue.h). */
-	smp_store_release(&q->rptr, rptr);
-	if (READ_ONCE(q->mark_head) != READ_ONCE(q->mark_tail)) {
-		spin_lock(&q->budget_lock);
-		while (q->mark_head != q->mark_tail) {
-			m = &q->marks[q->mark_head % q->mark_cap];
-			if (m->poll_end > rptr)
-				break;
-			q->prep_charged -= m->bytes;
-			q->mark_head++;
-		}
-		spin_unlock(&q->budget_lock);
+	if (READ_ONCE(q->mark_head) == READ_ONCE(q->mark_tail))
+		return;
+	/* Acquire: pairs with the FENCE's release, as any progress word. */
+	gate = smp_load_acquire(&q->ptr->gate_seq);
+	spin_lock(&q->budget_lock);
+	while (q->mark_head != q->mark_tail) {
+		m = &q->marks[q->mark_head % q->mark_cap];
+		if ((s32)(gate - m->seq) < 0)
+			break;
+		q->prep_charged -= m->bytes;
+		q->mark_head++;
 	}
-	/* wq_has_sleeper() orders the rptr store before the waiter check. */
+	spin_unlock(&q->budget_lock);
+}
+
+/*
+ * Engine: rptr or a progress word may have moved (what a hardware
+ * engine's poller calls when it sees them change).
+ */
+void tplan_queue_progress(struct tplan_queue *q)
+{
+	tplan_queue_release_marks(q);
+	trace_tplan_progress(q->group->id, q->src, q->dst, READ_ONCE(q->ptr->rptr),
+			     READ_ONCE(q->ptr->gate_seq), READ_ONCE(q->ptr->done_seq));
+	/* wq_has_sleeper() orders the words before the waiter check. */
 	if (wq_has_sleeper(&q->owner_wq))
 		wake_up_all(&q->owner_wq);
 }
 
-/* Engine: stop at the packet at rptr and say why. */
-void tplan_queue_fault(struct tplan_queue *q, u32 reason)
+/* Engine: stop at the packet at offset (a queue position) and say why. */
+void tplan_queue_fault(struct tplan_queue *q, u64 offset, u32 dword, u32 reason)
 {
-	u64 rptr = q->rptr;
 	struct tplan_fault_record f;
 
-	q->fault_offset = rptr;
-	q->fault_dword = q->ring[(rptr & (q->ring_size - 1)) >> 2];
+	q->fault_offset = offset;
+	q->fault_dword = dword;
 	q->fault_reason = reason;
 	/* Release: whoever sees FAULT (tplan_queue_fault_state()) sees where and why. */
 	smp_store_release(&q->state, TPLAN_QUEUE_FAULT);
-	trace_tplan_fault(q->group->id, q->src, q->dst, rptr, q->fault_dword, reason);
+	trace_tplan_fault(q->group->id, q->src, q->dst, offset, dword, reason);
 	pr_warn_ratelimited("group %u queue %u->%u stopped at ring offset %llu, dword 0x%08x: fault %u\n",
-			    q->group->id, q->src, q->dst, rptr, q->fault_dword, reason);
+			    q->group->id, q->src, q->dst, offset, dword, reason);
 	wake_up_all(&q->owner_wq);
 	f = (struct tplan_fault_record) {
-		.src = q->src, .dst = q->dst, .reason = reason, .dword = q->fault_dword,
-		.offset = rptr,
+		.src = q->src, .dst = q->dst, .reason = reason, .dword = dword,
+		.offset = offset,
 	};
 	tplan_group_note_fault(q->group, &f);
 }
@@ -224,6 +294,13 @@ int tplan_queue_usable(struct tplan_queue *q)
 	return 0;
 }
 
+/* Bytes charged now, the chains whose gate FENCE ran given back first. */
+static u32 tplan_queue_charged(struct tplan_queue *q)
+{
+	tplan_queue_release_marks(q);
+	return READ_ONCE(q->prep_charged);
+}
+
 /*
  * May the host queue work (put, inject) or wait (quiet) here?  Not while
  * prepared chains wait on their gates (the budget rule, top of file).
@@ -234,51 +311,90 @@ static int tplan_queue_host_usable(struct tplan_queue *q)
 
 	if (ret)
 		return ret;
-	return READ_ONCE(q->prep_charged) ? -EBUSY : 0;
+	return tplan_queue_charged(q) ? -EBUSY : 0;
 }
 
-/* Hand what is written to the engine.  Caller holds wlock. */
+/* Emit a FENCE writing data to the pointer page word at off.  Caller holds wlock. */
+static u32 *tplan_queue_emit(struct tplan_queue *q, u32 ndw);
+
+static void tplan_queue_emit_fence(struct tplan_queue *q, u32 off, u32 data)
+{
+	struct tplan_sdma_fence fence = { .addr = q->ptr_dev + off, .data = data };
+
+	tplan_sdma_encode_fence(tplan_queue_emit(q, TPLAN_SDMA_FENCE_DW), TPLAN_SDMA_FENCE_DW,
+				&fence);
+}
+
+/*
+ * Hand what is written to the engine: end the batch with its done FENCE,
+ * store wptr in the pointer page, ring the doorbell.  Caller holds wlock
+ * and made room for the FENCE (tplan_queue_fits()).
+ */
 static void tplan_queue_publish(struct tplan_queue *q)
 {
 	lockdep_assert_held(&q->wlock);
 	if (q->wtail == q->wptr)
 		return;
-	/* Packets are in the ring before the engine can see the new wptr. */
-	smp_store_release(&q->wptr, q->wtail);
-	atomic64_inc(&q->kicks);
-	tplan_soft_engine.kick(q);
+	tplan_queue_emit_fence(q, TPLAN_QPTR_DONE_SEQ, (u32)(q->done_last + 1));
+	WRITE_ONCE(q->done_last, q->done_last + 1);
+	WRITE_ONCE(q->wptr, q->wtail);
+	/* Release: the packets are in the ring before the pointer says so. */
+	smp_store_release(&q->ptr->wptr, q->wptr);
+	/* The pointer in memory before the doorbell: a restored engine reads it. */
+	wmb();
+	atomic64_inc(&q->doorbells);
+	trace_tplan_doorbell(q->group->id, q->src, q->dst, q->wptr, q->done_last);
+	q->engine->doorbell(q, q->wptr);
 }
 
-/* Free bytes after the writer's tail, as the engine has consumed so far. */
+/* Free ring bytes after the writer's tail, as the engine has consumed so far. */
 static u64 tplan_queue_room(struct tplan_queue *q)
 {
-	/* Acquire: the engine is done with the space below rptr (queue.h). */
-	return tplan_ring_free(READ_ONCE(q->wtail), smp_load_acquire(&q->rptr), q->ring_size);
+	u64 used = READ_ONCE(q->wtail) - tplan_queue_rptr(q);
+
+	return used < q->ring_size ? q->ring_size - used : 0;
 }
 
 /*
- * Wait, without wlock, until need bytes are free.  The deadline is one of
- * no progress: it moves on whenever the engine frees space, so a long
- * transfer that streams steadily never times out.  0, -ETIMEDOUT,
+ * Can packets ending at queue position end (padding included) be written
+ * after the tail, with the batch's done FENCE after them?  Strictly less
+ * than the free space: the ring is never completely full (an engine
+ * would read wptr == rptr + ring_size as empty).
+ */
+static u64 tplan_queue_need_to(struct tplan_queue *q, u64 end)
+{
+	return end + tplan_ring_pad(end, q->ring_size, TPLAN_FENCE_BYTES) + TPLAN_FENCE_BYTES -
+	       q->wtail;
+}
+
+static bool tplan_queue_fits(struct tplan_queue *q, u64 end)
+{
+	return tplan_queue_need_to(q, end) < tplan_queue_room(q);
+}
+
+/*
+ * Wait, without wlock, until more than need bytes are free.  The deadline
+ * is one of no progress: it moves on whenever the engine frees space, so
+ * a long transfer that streams steadily never times out.  0, -ETIMEDOUT,
  * -ERESTARTSYS (interruptible) or -EINTR (killable, dying), -EIO,
  * -ECONNRESET.
  */
 static int tplan_queue_wait_room(struct tplan_queue *q, u64 need, bool killable)
 {
-	u64 deadline = tplan_deadline(0), seen = smp_load_acquire(&q->rptr);
+	u64 deadline = tplan_deadline(0), seen = tplan_queue_rptr(q);
 	int ret;
 
 	for (;;) {
-		ret = tplan_wait_deadline(q->owner_wq, tplan_queue_room(q) >= need ||
+		ret = tplan_wait_deadline(q->owner_wq, tplan_queue_room(q) > need ||
 					  tplan_queue_usable(q) ||
-					  smp_load_acquire(&q->rptr) != seen,	/* queue.h */
+					  tplan_queue_rptr(q) != seen,
 					  deadline, killable);
 		if (tplan_queue_usable(q))
 			return tplan_queue_usable(q);
-		if (tplan_queue_room(q) >= need)
+		if (tplan_queue_room(q) > need)
 			return 0;
-		if (smp_load_acquire(&q->rptr) != seen) {	/* progress (queue.h) */
-			seen = smp_load_acquire(&q->rptr);	/* queue.h */
+		if (tplan_queue_rptr(q) != seen) {	/* progress */
+			seen = tplan_queue_rptr(q);
 			deadline = tplan_deadline(0);
 			continue;
 		}
@@ -320,17 +436,10 @@ static u32 *tplan_queue_emit(struct tplan_queue *q, u32 ndw)
 	return dw;
 }
 
-/* Bytes that n packets of ndw dwords each take from the write position. */
-static u64 tplan_queue_need(struct tplan_queue *q, u32 ndw, u32 n)
+/* The queue position after one more packet of ndw dwords written at pos. */
+static u64 tplan_queue_after(struct tplan_queue *q, u64 pos, u32 ndw)
 {
-	u64 pos = q->wtail;
-	u32 i;
-
-	for (i = 0; i < n; i++) {
-		pos += tplan_ring_pad(pos, q->ring_size, ndw * 4);
-		pos += ndw * 4;
-	}
-	return pos - q->wtail;
+	return pos + tplan_ring_pad(pos, q->ring_size, ndw * 4) + ndw * 4;
 }
 
 static bool tplan_range_ok(u64 off, u64 len, u64 size)
@@ -368,9 +477,9 @@ int tplan_put(struct tplan_ucmd *ucmd)
 	src = g->heaps[tf->rank].dev_base + cmd->src_offset;
 	dst = g->heaps[cmd->peer].dev_base + cmd->dst_offset;
 	/*
-	 * As many copies as fit each time the lock is held; a put longer
-	 * than the free ring goes in parts (what was queued is sent even if
-	 * a later part fails).
+	 * As many copies as fit each time the lock is held, each batch ended
+	 * by its done FENCE; a put longer than the free ring goes in parts
+	 * (what was queued is sent even if a later part fails).
 	 */
 	while (done < cmd->length || (cmd->flags & TPLAN_PUT_SIGNAL && !signalled)) {
 		if (mutex_lock_interruptible(&q->wlock))
@@ -388,7 +497,8 @@ int tplan_put(struct tplan_ucmd *ucmd)
 				.bytes = min_t(u64, cmd->length - done, g->limits.max_copy_bytes),
 			};
 
-			if (tplan_queue_room(q) < tplan_queue_need(q, TPLAN_SDMA_COPY_LINEAR_DW, 1))
+			if (!tplan_queue_fits(q, tplan_queue_after(q, q->wtail,
+								   TPLAN_SDMA_COPY_LINEAR_DW)))
 				break;
 			dw = tplan_queue_emit(q, TPLAN_SDMA_COPY_LINEAR_DW);
 			tplan_sdma_encode_copy_linear(dw, TPLAN_SDMA_COPY_LINEAR_DW, &copy);
@@ -396,7 +506,7 @@ int tplan_put(struct tplan_ucmd *ucmd)
 			fit++;
 		}
 		if (done == cmd->length && cmd->flags & TPLAN_PUT_SIGNAL &&
-		    tplan_queue_room(q) >= tplan_queue_need(q, TPLAN_SDMA_ATOMIC_DW, 1)) {
+		    tplan_queue_fits(q, tplan_queue_after(q, q->wtail, TPLAN_SDMA_ATOMIC_DW))) {
 			struct tplan_sdma_atomic add = {
 				.addr = g->heaps[cmd->peer].dev_base + cmd->signal_offset,
 				.src_data = 1,
@@ -408,8 +518,10 @@ int tplan_put(struct tplan_ucmd *ucmd)
 			signalled = true;
 			fit++;
 		}
-		need = tplan_queue_need(q, TPLAN_SDMA_COPY_LINEAR_DW, 1);
 		tplan_queue_publish(q);
+		need = tplan_queue_need_to(q, tplan_queue_after(q, q->wtail, done < cmd->length ?
+								TPLAN_SDMA_COPY_LINEAR_DW :
+								TPLAN_SDMA_ATOMIC_DW));
 		mutex_unlock(&q->wlock);
 		if (!fit) {
 			/* Room for the next packet: -EINTR, not a restart, as a part is queued. */
@@ -438,14 +550,15 @@ int tplan_queue_open_raw_gates(struct tplan_queue *q)
 			ret = -EBUSY;
 	for (i = q->mark_head; !ret && i != q->mark_tail; i++) {
 		m = &q->marks[i % q->mark_cap];
-		/* As mark_ready would: release, so what was written before goes. */
 		if (READ_ONCE(*m->gate) < m->ref)
+			/* As mark_ready would: release, so what was written before goes. */
 			smp_store_release(m->gate, m->ref);
 	}
 	spin_unlock(&q->budget_lock);
 	return ret;
 }
 
+/* Quiet: every batch published so far ran (its done FENCE did). */
 int tplan_quiet(struct tplan_ucmd *ucmd)
 {
 	struct tplan_quiet *cmd = ucmd->cmd;
@@ -458,22 +571,26 @@ int tplan_quiet(struct tplan_ucmd *ucmd)
 	ret = tplan_queue_get(ucmd->tf, cmd->peer, &q);
 	if (ret)
 		return ret;
-	if (cmd->flags & TPLAN_QUIET_OPEN_GATES) {
+	if (cmd->flags & TPLAN_QUIET_OPEN_GATES)
 		ret = tplan_queue_usable(q) ?: tplan_queue_open_raw_gates(q);
-		tplan_soft_engine.kick(q);
-	} else {
+	else
 		ret = tplan_queue_host_usable(q);
-	}
 	if (ret)
 		return ret;
-	target = READ_ONCE(q->wptr);
-	ret = tplan_wait_deadline(q->owner_wq,
-				  smp_load_acquire(&q->rptr) >= target ||	/* queue.h */
+	target = READ_ONCE(q->done_last);
+	ret = tplan_wait_deadline(q->owner_wq, tplan_queue_done_passed(q, target) ||
 				  tplan_queue_usable(q), deadline, false);
-	/* Acquire again: the wait may have ended on a signal or a timeout. */
-	if (smp_load_acquire(&q->rptr) >= target)
+	/* Again: the wait may have ended on a signal or a timeout. */
+	if (tplan_queue_done_passed(q, target))
 		return 0;
 	return tplan_queue_usable(q) ?: ret == -ERESTARTSYS ? -EINTR : ret;
+}
+
+/* mmap offsets of a queue's ring and pointer page (tplan_queue_mmap()). */
+static u64 tplan_queue_mmap_offset(u32 peer, bool ptr)
+{
+	return TPLAN_MMAP_QUEUE | (u64)peer << TPLAN_MMAP_QUEUE_PEER_SHIFT |
+	       (ptr ? TPLAN_MMAP_QUEUE_PTR : 0);
 }
 
 int tplan_queue_info(struct tplan_ucmd *ucmd)
@@ -482,37 +599,91 @@ int tplan_queue_info(struct tplan_ucmd *ucmd)
 	struct tplan_file *tf = ucmd->tf;
 	struct tplan_group *g = tplan_file_group(tf);
 	struct tplan_queue *q;
+	u32 flags = cmd->flags;
+	int ret;
 
 	if (!g)
 		return -ENOTCONN;
+	if (cmd->flags & ~TPLAN_QUEUE_INFO_FLAGS_ALL || cmd->__reserved)
+		return -EINVAL;
 	if (cmd->peer >= g->world_size || cmd->peer == tf->rank)
 		return -EINVAL;
+	if (flags & TPLAN_QUEUE_INFO_MAKE) {
+		ret = tplan_queue_get(tf, cmd->peer, &q);
+		if (ret)
+			return ret;
+	}
 	/* A queue not used yet is not made for a look at it: it is empty. */
 	q = READ_ONCE(g->queues[tf->rank][cmd->peer]);
-	if (!q) {
-		memset((u8 *)cmd + sizeof(cmd->size) + sizeof(cmd->peer), 0,
-		       sizeof(*cmd) - sizeof(cmd->size) - sizeof(cmd->peer));
-		cmd->ring_size = tplan_params.ring_size;
-		cmd->prep_limit = tplan_budget_limit(cmd->ring_size, tplan_params.prep_limit_pct);
-		cmd->state = TPLAN_QUEUE_IDLE;
+	memset((u8 *)cmd + sizeof(cmd->size) + sizeof(cmd->peer), 0,
+	       sizeof(*cmd) - sizeof(cmd->size) - sizeof(cmd->peer));
+	cmd->flags = flags;
+	cmd->ring_size = tplan_params.ring_size;
+	cmd->prep_limit = tplan_budget_limit(cmd->ring_size, tplan_params.prep_limit_pct);
+	cmd->state = TPLAN_QUEUE_IDLE;
+	if (!q)
 		return 0;
-	}
+	cmd->ring_mmap_offset = tplan_queue_mmap_offset(cmd->peer, false);
+	cmd->ptr_mmap_offset = tplan_queue_mmap_offset(cmd->peer, true);
 	cmd->state = tplan_queue_state(q);
-	/* Acquire: pairs with the engine's release of rptr (queue.h). */
-	cmd->rptr = smp_load_acquire(&q->rptr);
+	cmd->rptr = tplan_queue_rptr(q);
 	cmd->wptr = READ_ONCE(q->wptr);
 	cmd->packets = READ_ONCE(q->packets);
 	cmd->ring_size = q->ring_size;
-	cmd->prep_charged = READ_ONCE(q->prep_charged);
+	cmd->prep_charged = tplan_queue_charged(q);
 	cmd->prep_limit = q->prep_limit;
+	cmd->gate_seq = READ_ONCE(q->ptr->gate_seq);
+	cmd->done_seq = READ_ONCE(q->ptr->done_seq);
+	cmd->doorbells = atomic64_read(&q->doorbells);
 	if (cmd->state == TPLAN_QUEUE_FAULT) {
 		cmd->fault_offset = q->fault_offset;
 		cmd->fault_dword = q->fault_dword;
 		cmd->fault_reason = q->fault_reason;
-	} else {
-		cmd->fault_offset = 0;
-		cmd->fault_dword = 0;
-		cmd->fault_reason = TPLAN_FAULT_NONE;
+	}
+	return 0;
+}
+
+/*
+ * mmap of a queue's ring or pointer page, the whole of it, by the process
+ * that joined and nobody else: not a fork (nor inherited by one), not a
+ * process the file was passed to.  The pages go in as normal pages
+ * (vm_insert_page()), which is what a driver registering them as user
+ * memory (KFD userptr) needs.  Called with mmap_lock held; the queue
+ * cannot go meanwhile (only this file's release frees it).
+ */
+int tplan_queue_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
+{
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	u64 len = vma->vm_end - vma->vm_start, i;
+	struct tplan_group *g = tplan_file_group(tf);
+	u32 peer = (off >> TPLAN_MMAP_QUEUE_PEER_SHIFT) & (TPLAN_MAX_WORLD_SIZE - 1);
+	bool ptr = off & TPLAN_MMAP_QUEUE_PTR;
+	struct tplan_queue *q;
+	int ret;
+
+	if (!g)
+		return -ENOTCONN;
+	if (current->mm != tf->mm)
+		return -EPERM;
+	if (off != tplan_queue_mmap_offset(peer, ptr) || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (peer >= g->world_size || peer == tf->rank)
+		return -EINVAL;
+	q = READ_ONCE(g->queues[tf->rank][peer]);
+	if (!q || len != (ptr ? PAGE_SIZE : q->ring_size))
+		return -EINVAL;
+	tplan_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	if (ptr)
+		return vm_insert_page(vma, vma->vm_start, q->ptr_page);
+	for (i = 0; i < len; i += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + i, vmalloc_to_page((u8 *)q->ring + i));
+		if (ret)
+			return ret;
+		if (!(i & ((1ULL << 21) - 1))) {
+			cond_resched();
+			if (fatal_signal_pending(current))
+				return -EINTR;
+		}
 	}
 	return 0;
 }
@@ -533,8 +704,8 @@ static int tplan_queue_write_raw(struct tplan_queue *q, const u32 *raw, u32 ndw)
 			mutex_unlock(&q->wlock);
 			return ret;
 		}
-		need = tplan_queue_need(q, ndw, 1);
-		if (tplan_queue_room(q) >= need) {
+		need = tplan_queue_need_to(q, tplan_queue_after(q, q->wtail, ndw));
+		if (need < tplan_queue_room(q)) {
 			memcpy(tplan_queue_emit(q, ndw), raw, ndw * 4);
 			tplan_queue_publish(q);
 			mutex_unlock(&q->wlock);
@@ -578,13 +749,14 @@ int tplan_queue_inject(struct tplan_ucmd *ucmd)
 
 /*
  * Charge bytes of prepared chains before writing them: 0, or -ENOSPC with
- * nothing charged.  From here until the engine passes their POLLs, put
- * and quiet see the queue as holding prepared copies.
+ * nothing charged.  From here until their gate FENCEs run, put and quiet
+ * see the queue as holding prepared copies.
  */
 int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes)
 {
 	int ret;
 
+	tplan_queue_release_marks(q);
 	spin_lock(&q->budget_lock);
 	ret = tplan_budget_charge(&q->prep_charged, q->prep_limit, bytes);
 	spin_unlock(&q->budget_lock);
@@ -627,17 +799,23 @@ static int tplan_queue_marks_room(struct tplan_queue *q, u32 n)
 	return 0;
 }
 
-/* Packet lengths of a validated chain, in bytes, for the span computation. */
-static u64 tplan_chain_span_from(u64 pos, u32 ring_size, const struct tplan_chain_image *c)
+/*
+ * The queue position after a validated chain written from pos: its
+ * packets, the gate FENCE after its POLL (the first packet), padding.
+ */
+static u64 tplan_chain_end_from(struct tplan_queue *q, u64 pos,
+				const struct tplan_chain_image *c)
 {
 	u32 i = 0, len;
 	int n;
 
 	while (i < c->ndw) {
 		n = tplan_sdma_packet_dwords(c->dw + i, c->ndw - i);
-		len = n > 0 ? n * 4 : (c->ndw - i) * 4;
-		pos = tplan_ring_span(pos, ring_size, &len, 1);
-		i += len / 4;
+		len = n > 0 ? n : c->ndw - i;
+		pos = tplan_queue_after(q, pos, len);
+		if (!i)
+			pos = tplan_queue_after(q, pos, TPLAN_SDMA_FENCE_DW);
+		i += len;
 	}
 	return pos;
 }
@@ -646,10 +824,10 @@ static u64 tplan_chain_span_from(u64 pos, u32 ring_size, const struct tplan_chai
 static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
 				    u32 n)
 {
-	u32 i, j;
+	u32 i, j, seq = 0;
 
 	for (i = 0; i < n; i++) {
-		u64 start = 0, poll_end = 0;
+		u64 start = 0;
 
 		for (j = 0; j < c[i].ndw; ) {
 			int len = tplan_sdma_packet_dwords(c[i].dw + j, c[i].ndw - j);
@@ -660,14 +838,16 @@ static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_ch
 				/* The POLL: the kernel owns its reference (the round). */
 				dw[TPLAN_SDMA_POLL_REF_DW] = c[i].ref;
 				start = q->wtail - len * 4;
-				poll_end = q->wtail;
+				/* Then the FENCE that says the chain went through its gate. */
+				seq = q->gate_next++;
+				tplan_queue_emit_fence(q, TPLAN_QPTR_GATE_SEQ, seq);
 			}
 			j += len;
 		}
 		spin_lock(&q->budget_lock);
 		q->marks[q->mark_tail % q->mark_cap] = (struct tplan_prep_mark) {
-			.poll_end = poll_end,
-			.bytes = c[i].ndw * 4,
+			.seq = seq,
+			.bytes = tplan_chain_charge(c[i].ndw),
 			.ref = c[i].ref,
 			.gate = c[i].raw_gate,
 		};
@@ -680,17 +860,17 @@ static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_ch
 
 /*
  * Write validated chains whose charge tplan_queue_budget_reserve() took,
- * each with its POLL reference patched to its round, and publish them at
- * once (nothing of another writer in between).  Waits for ring space
- * first, killably (the engine frees it without help: everything queued
- * before is either charged, within the limit, or runs by itself), so on
- * error nothing was written and the caller unreserves.  *start and *end
- * (may be NULL) get the queue positions the chains took.
+ * each with its POLL reference patched to its round and its gate FENCE,
+ * and publish them at once (nothing of another writer in between).
+ * Waits for ring space first, killably (the engine frees it without help:
+ * everything queued before is either charged, within the limit, or runs
+ * by itself), so on error nothing was written and the caller unreserves.
+ * *done_seq (may be NULL) gets the done sequence of their batch.
  */
 int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
-			     u32 n, u64 *start, u64 *end)
+			     u32 n, u64 *done_seq)
 {
-	u64 need = 0;
+	u64 need = 0, end;
 	u32 i;
 	int ret;
 
@@ -702,14 +882,14 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 			mutex_unlock(&q->wlock);
 			return ret;
 		}
-		for (i = 0, need = q->wtail; i < n; i++)
-			need = tplan_chain_span_from(need, q->ring_size, &c[i]);
-		need -= q->wtail;
-		if (need > q->ring_size) {
+		for (i = 0, end = q->wtail; i < n; i++)
+			end = tplan_chain_end_from(q, end, &c[i]);
+		need = tplan_queue_need_to(q, end);
+		if (need >= q->ring_size) {
 			mutex_unlock(&q->wlock);
 			return -EINVAL;
 		}
-		if (tplan_queue_room(q) >= need)
+		if (need < tplan_queue_room(q))
 			break;
 		tplan_queue_publish(q);
 		mutex_unlock(&q->wlock);
@@ -717,11 +897,9 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 		if (ret)
 			return ret;
 	}
-	if (start)
-		*start = q->wtail;
 	tplan_queue_emit_chains(q, c, n);
-	if (end)
-		*end = q->wtail;
+	if (done_seq)
+		*done_seq = q->done_last;
 	mutex_unlock(&q->wlock);
 	return 0;
 }

@@ -1,19 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A queue: the ring of one (rank -> peer) pair, its pointers, its
+ * A queue: the ring of one (rank -> peer) pair, its pointer page, its
  * prepared-copy budget and the engine that executes it.
  *
- * Pointer protocol (the only cross-thread ordering in a queue):
- *  - the owner writes packets into the ring, then publishes the new wptr
- *    with smp_store_release(); the engine reads wptr with
- *    smp_load_acquire() before it reads any packet below it;
- *  - the engine finishes a packet (its copies and atomics), then publishes
- *    rptr with smp_store_release(); the owner reads rptr with
- *    smp_load_acquire() before it reuses ring space below it or reports
- *    the packet done.
- * Only the owner (serialised by wlock) writes wptr; only the engine
- * writes rptr.  wlock is never held across a wait for ring space: a
- * writer that needs room drops it, waits, and checks again.
+ * The protocol is the one an SDMA engine imposes (uapi/tplan.h, "a
+ * queue's memory"), whatever engine runs the queue:
+ *  - the owner writes packets into the ring, stores the new wptr in the
+ *    pointer page (release: the packets are there first), then rings the
+ *    engine's doorbell with the same value.  An engine learns of new work
+ *    only from doorbells, and after a preemption from the pointer page;
+ *  - the engine writes back rptr, the bytes it consumed, into the pointer
+ *    page, maybe late and maybe ahead of what it executed.  It frees ring
+ *    space and means nothing else; the ring is never completely full;
+ *  - completion is told by FENCE packets the module writes into the ring:
+ *    one right after each prepared chain's POLL (the gate sequence: the
+ *    chain went through its gate, its charge goes back) and one at the
+ *    end of every batch it publishes (the done sequence: everything
+ *    before it executed).  The engine reports that its progress words
+ *    may have moved with tplan_queue_progress(), as a hardware engine's
+ *    poller would.
+ * The pointer page is mapped into the owning process and so may hold
+ * anything: the module keeps its own copies of what it wrote (wptr, the
+ * sequences it handed out) and reads the engine's words only through
+ * the helpers below, which clamp them into what can be true.  Nothing
+ * the owner writes there can hurt anyone but its own queue.
+ *
+ * Only the owner (serialised by wlock) writes packets, wptr and the
+ * doorbell.  wlock is never held across a wait for ring space: a writer
+ * that needs room drops it, waits, and checks again.
  */
 #ifndef _TPLAN_QUEUE_H
 #define _TPLAN_QUEUE_H
@@ -24,31 +38,48 @@
 
 #include "tplan_priv.h"
 
-/* A prepared chain's charge, released once rptr passes its POLL. */
+struct seq_file;
+
+/* The pointer page, at the offsets uapi/tplan.h documents. */
+struct tplan_qptr {
+	u64 wptr;			/* TPLAN_QPTR_WPTR: the module's */
+	u64 rptr;			/* TPLAN_QPTR_RPTR: the engine's write-back */
+	u64 __unused[6];
+	u32 gate_seq;			/* TPLAN_QPTR_GATE_SEQ: gate FENCEs */
+	u32 __unused2;
+	u32 done_seq;			/* TPLAN_QPTR_DONE_SEQ: done FENCEs */
+};
+
+/* A prepared chain's charge, released once its gate FENCE ran. */
 struct tplan_prep_mark {
-	u64 poll_end;			/* pointer just past the chain's POLL */
+	u32 seq;			/* the gate sequence its FENCE writes */
 	u32 bytes;			/* the chain's charge */
 	u32 ref;			/* the round its POLL waits for */
 	u32 *gate;			/* a raw chain's ready gate (its owner may open it) */
 };
 
+struct tplan_engine_ops;
+
 struct tplan_queue {
 	struct tplan_group *group;
 	u32 src, dst;
-	u32 *ring;
+	u32 *ring;			/* vmalloc, ring_size bytes, mappable */
 	u32 ring_size;
+	struct page *ptr_page;
+	struct tplan_qptr *ptr;		/* its kernel address */
+	u64 ptr_dev;			/* its device address, in src's map */
 	struct tplan_user *user;	/* the owner's: the ring is charged to it */
+	const struct tplan_engine_ops *engine;
+	void *engine_data;
 
 	struct mutex wlock;		/* the writer side: wtail, emit, publish */
-	u64 wtail;			/* owner: written, not yet published */
-	u64 wptr;			/* owner publishes, engine reads */
-	u64 rptr;			/* engine publishes, owner reads */
+	u64 wtail;			/* written, not yet published */
+	u64 wptr;			/* published: stored in the page, doorbell rung */
+	u32 gate_next;			/* the gate sequence the next chain gets */
+	u64 done_last;			/* the done sequence of the last batch */
+	atomic64_t doorbells;
 	u64 packets;			/* engine: packets executed */
 	u64 traps;			/* engine: TRAP packets executed */
-	/* Wake-up accounting, so that a stall explains itself (debugfs). */
-	atomic64_t kicks;		/* owner: wptr published, engine woken */
-	u64 wakeups;			/* engine: woke up and found work */
-	u64 lost_wakeups;		/* engine: found work only at its safety timeout */
 
 	spinlock_t budget_lock;		/* prep_charged and the marks */
 	u32 prep_charged;
@@ -61,18 +92,20 @@ struct tplan_queue {
 	u32 fault_dword;
 	u32 fault_reason;
 
-	wait_queue_head_t engine_wq;	/* the engine waits for wptr */
-	wait_queue_head_t owner_wq;	/* quiet and ring-space waiters */
-	struct task_struct *thread;
+	wait_queue_head_t owner_wq;	/* quiet, ring-space and drain waiters */
 	struct dentry *debugfs;
 };
 
-/* The back end that executes a queue's ring. */
+/*
+ * The back end that executes a queue's ring: its memory is the queue's
+ * ring and pointer page, its only input the doorbell.
+ */
 struct tplan_engine_ops {
 	const char *name;
 	int (*start)(struct tplan_queue *q);
 	void (*stop)(struct tplan_queue *q);	/* returns once nothing executes */
-	void (*kick)(struct tplan_queue *q);	/* wptr moved */
+	void (*doorbell)(struct tplan_queue *q, u64 wptr);
+	void (*show)(struct seq_file *m, struct tplan_queue *q);	/* debugfs */
 };
 extern const struct tplan_engine_ops tplan_soft_engine;
 
@@ -84,19 +117,39 @@ struct tplan_chain_image {
 	u32 *raw_gate;			/* CHAIN_SUBMIT: the ready gate; plans: NULL */
 };
 
+/* What a chain of ndw dwords is charged: itself and its gate FENCE. */
+static inline u64 tplan_chain_charge(u32 ndw)
+{
+	return ndw * 4ULL + TPLAN_CHAIN_FENCE_BYTES;
+}
+
 /* queue.c, for chain submission and plans */
 int tplan_queue_get(struct tplan_file *tf, u32 peer, struct tplan_queue **qp);
 int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes);
 void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes);
 int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
-			     u32 n, u64 *start, u64 *end);
+			     u32 n, u64 *done_seq);
 int tplan_queue_usable(struct tplan_queue *q);
 u32 tplan_queue_fault_state(struct tplan_queue *q);
 int tplan_queue_open_raw_gates(struct tplan_queue *q);
+u64 tplan_queue_done(struct tplan_queue *q);
+bool tplan_queue_done_passed(struct tplan_queue *q, u64 seq);
+u64 tplan_queue_rptr(struct tplan_queue *q);
+int tplan_queue_mmap(struct tplan_file *tf, struct vm_area_struct *vma);
 
 /* queue.c, for the engines */
-void tplan_queue_retire(struct tplan_queue *q, u64 rptr);
-void tplan_queue_fault(struct tplan_queue *q, u32 reason);
+void tplan_queue_progress(struct tplan_queue *q);
+void tplan_queue_fault(struct tplan_queue *q, u64 offset, u32 dword, u32 reason);
 u32 tplan_queue_state(struct tplan_queue *q);
+
+/* soft_engine.c: the emulated hardware behaviours (main.c's soft_quirks) */
+enum {
+	TPLAN_SOFT_RPTR_LAG	= 1U << 0,	/* rptr written back every few ms */
+	TPLAN_SOFT_RPTR_AHEAD	= 1U << 1,	/* rptr = fetched, up to a window ahead */
+	TPLAN_SOFT_PREEMPT	= 1U << 2,	/* unmapped now and then, doorbells lost */
+	TPLAN_SOFT_FULL_HANGS	= 1U << 3,	/* a completely full ring reads as empty */
+	TPLAN_SOFT_QUIRKS_ALL	= 0xf,
+};
+u32 tplan_soft_quirks_next(void);
 
 #endif /* _TPLAN_QUEUE_H */

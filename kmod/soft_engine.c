@@ -1,17 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The software SDMA engine: one kernel thread per queue that decodes the
+ * The software SDMA engine: one kernel thread per queue that fetches the
  * ring with the packet codec and executes it on heap memory.  It reaches
- * memory only through tplan_group_translate() (bounds-checked heap
- * ranges); a packet it cannot execute stops the queue in FAULT state.
+ * memory only through tplan_group_translate() (bounds-checked heap ranges
+ * of the sending rank's map) and the queue's own pointer page; a packet
+ * it cannot execute stops the queue in FAULT state.
  *
- * Idle, the thread sleeps on the queue's wait queue and costs next to
- * nothing: it also wakes once a second by itself, and counts a wake-up
- * that finds work only then as a lost one (debugfs), so a missed kick
- * costs a second and shows, instead of a hang.  A POLL that is not yet
- * satisfied spins briefly (a producer often opens the gate within
- * microseconds), then sleeps with a growing interval so that a gate
- * closed for long costs little CPU.
+ * It keeps to what an SDMA engine gives the module (queue.h): new work
+ * only from doorbells (the value rung is the new wptr), and after a
+ * preemption from the pointer page; rptr written back into the pointer
+ * page as consumption; completion only through the FENCEs in the ring.
+ * Test knobs (soft_quirks, below) make it behave like hardware at its
+ * worst, so that the core cannot come to rely on anything more:
+ *   lag      rptr is written back every few milliseconds, not per packet;
+ *   ahead    packets are fetched (decoded into a FIFO) up to 64 KiB ahead
+ *            of execution and rptr says fetched, not executed;
+ *   preempt  the queue is unmapped for a millisecond every few while it
+ *            runs, and every other time it wakes from idle: doorbells rung
+ *            meanwhile are lost, and on restore wptr is read from the
+ *            pointer page;
+ *   full     a doorbell that makes the ring completely full (wptr - rptr
+ *            == ring_size, rptr as written back) reads as no work, as the
+ *            ring offsets are equal: it is lost.
+ *
+ * Idle, the thread sleeps on its wait queue and costs next to nothing: it
+ * also wakes once a second by itself, and counts a wake-up that finds
+ * work only then as a lost one (debugfs), so a missed doorbell costs a
+ * second and shows, instead of a hang.  A POLL that is not yet satisfied
+ * spins briefly (a producer often opens the gate within microseconds),
+ * then sleeps with a growing interval so that a gate closed for long
+ * costs little CPU.
  *
  * POLL semantics as the hardware's: the packet's interval is the time
  * between two retries (the soft engine reads it as microseconds: the
@@ -28,6 +46,10 @@
 #include <linux/hrtimer.h>
 #include <linux/atomic.h>
 #include <linux/ktime.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "tplan_priv.h"
 #include "queue.h"
@@ -39,26 +61,162 @@
 #define TPLAN_POLL_SLEEP_MAX_US	1000
 #define TPLAN_COPY_SLICE	(1U << 20)	/* reschedule point in long copies */
 #define TPLAN_ENGINE_SAFETY	HZ		/* wake up by itself this often */
+#define TPLAN_SOFT_FIFO		64		/* packets fetched, not yet executed */
+#define TPLAN_SOFT_AHEAD_BYTES	(64U << 10)	/* ahead: how far rptr may run */
+#define TPLAN_SOFT_LAG_NS	(2 * NSEC_PER_MSEC)	/* lag: write-back period */
+#define TPLAN_SOFT_PREEMPT_EVERY_NS (3 * NSEC_PER_MSEC)	/* preempt: running this long */
+#define TPLAN_SOFT_PREEMPT_FOR_NS   (1 * NSEC_PER_MSEC)	/* then unmapped this long */
 
 #ifdef __BIG_ENDIAN
 #error "tplan: gates are polled on their low 32 bits at their own address, as SDMA does: little-endian only"
 #endif
 
+/* ---- Test knobs -------------------------------------------------------- */
+
+#define TPLAN_SOFT_MIX (1U << 31)	/* each new queue takes the next of tplan_soft_mix_order */
+
+static const u32 tplan_soft_mix_order[] = {
+	0, TPLAN_SOFT_RPTR_LAG, TPLAN_SOFT_RPTR_AHEAD, TPLAN_SOFT_PREEMPT, TPLAN_SOFT_QUIRKS_ALL,
+};
+
+static const struct {
+	const char *name;
+	u32 bits;
+} tplan_soft_quirk_names[] = {
+	{ "lag", TPLAN_SOFT_RPTR_LAG },
+	{ "ahead", TPLAN_SOFT_RPTR_AHEAD },
+	{ "preempt", TPLAN_SOFT_PREEMPT },
+	{ "full", TPLAN_SOFT_FULL_HANGS },
+	{ "all", TPLAN_SOFT_QUIRKS_ALL },
+	{ "mix", TPLAN_SOFT_MIX },
+	{ "off", 0 },
+};
+
+static u32 tplan_soft_quirks;
+static atomic_t tplan_soft_mix_next = ATOMIC_INIT(0);
+
+static int tplan_soft_quirks_set(const char *val, const struct kernel_param *kp)
+{
+	char buf[64], *words = buf, *w;
+	u32 bits = 0, i;
+
+	if (strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	while ((w = strsep(&words, ",")) != NULL) {
+		w = strim(w);
+		if (!*w)
+			continue;
+		for (i = 0; i < ARRAY_SIZE(tplan_soft_quirk_names); i++)
+			if (!strcmp(w, tplan_soft_quirk_names[i].name))
+				break;
+		if (i == ARRAY_SIZE(tplan_soft_quirk_names))
+			return -EINVAL;
+		bits |= tplan_soft_quirk_names[i].bits;
+	}
+	if (bits & TPLAN_SOFT_MIX && bits != TPLAN_SOFT_MIX)
+		return -EINVAL;
+	WRITE_ONCE(tplan_soft_quirks, bits);
+	return 0;
+}
+
+static int tplan_soft_quirks_print(char *buf, size_t size, u32 bits)
+{
+	int n = 0;
+	u32 i;
+
+	if (bits == TPLAN_SOFT_MIX)
+		return scnprintf(buf, size, "mix");
+	if (!bits)
+		return scnprintf(buf, size, "off");
+	for (i = 0; i < ARRAY_SIZE(tplan_soft_quirk_names); i++) {
+		u32 b = tplan_soft_quirk_names[i].bits;
+
+		/* Single bits only: "all" is spelt out. */
+		if (hweight32(b) == 1 && bits & b)
+			n += scnprintf(buf + n, size - n, "%s%s", n ? "," : "",
+				       tplan_soft_quirk_names[i].name);
+	}
+	return n;
+}
+
+static int tplan_soft_quirks_get(char *buf, const struct kernel_param *kp)
+{
+	int n = tplan_soft_quirks_print(buf, PAGE_SIZE, READ_ONCE(tplan_soft_quirks));
+
+	return n + scnprintf(buf + n, PAGE_SIZE - n, "\n");
+}
+
+static const struct kernel_param_ops tplan_soft_quirks_ops = {
+	.set = tplan_soft_quirks_set,
+	.get = tplan_soft_quirks_get,
+};
+module_param_cb(soft_quirks, &tplan_soft_quirks_ops, NULL, 0644);
+MODULE_PARM_DESC(soft_quirks,
+		 "Test only: how the soft engine's queues made from now emulate hardware: off, or any of lag,ahead,preempt,full (all: every one), or mix (each new queue the next of off, lag, ahead, preempt, all)");
+
+/* The quirks of a queue made now. */
+u32 tplan_soft_quirks_next(void)
+{
+	u32 bits = READ_ONCE(tplan_soft_quirks);
+
+	if (bits != TPLAN_SOFT_MIX)
+		return bits;
+	return tplan_soft_mix_order[(u32)atomic_inc_return(&tplan_soft_mix_next) %
+				    ARRAY_SIZE(tplan_soft_mix_order)];
+}
+
+/* ---- The engine -------------------------------------------------------- */
+
+/* A fetched packet: decoded, so that the ring below rptr may be reused. */
+struct tplan_soft_packet {
+	u64 pos;			/* queue position of its first dword */
+	u32 ndw;			/* 0: it could not be decoded */
+	u32 dw0;			/* its first dword, for a fault report */
+	u32 fault;			/* why it could not be decoded */
+	struct tplan_sdma_packet p;
+};
+
+struct tplan_soft_queue {
+	struct tplan_queue *q;
+	struct task_struct *thread;
+	wait_queue_head_t wq;
+	u32 quirks;
+	u64 doorbell;			/* the doorbell register: the last value rung */
+	bool unmapped;			/* preempt: doorbells are lost now */
+	atomic64_t doorbells_lost;
+
+	/* The thread's own. */
+	u64 wptr;			/* what it knows of wptr */
+	u64 doorbell_seen;		/* the register value it took last */
+	u64 exec;			/* position of the next packet to execute */
+	u64 fetch;			/* and to fetch: exec <= fetch <= wptr */
+	u32 head, tail;			/* fetched packets: fifo[head..tail) */
+	u64 rptr_shown;			/* rptr written back last */
+	bool fenced;			/* a FENCE wrote the pointer page: tell the core */
+	u32 *fence_word;		/* the pointer page word a FENCE is to write */
+	u32 fence_data;
+	u64 writeback_at;		/* lag: no write-back before */
+	u64 preempt_at, remap_at;	/* preempt: when running */
+	u64 idle_wakes;
+	bool poll_active;		/* a POLL at poll_pos was started */
+	u64 poll_pos, poll_next_retry;
+	u32 poll_retries;
+	u64 preemptions, reloads, wakeups, lost_wakeups;
+	struct tplan_soft_packet fifo[TPLAN_SOFT_FIFO];
+};
+
 enum tplan_exec {
 	TPLAN_EXEC_DONE,	/* advance past the packet */
+	TPLAN_EXEC_AGAIN,	/* preempted in a POLL: execute it again */
 	TPLAN_EXEC_STOP,	/* the thread is being stopped */
 	TPLAN_EXEC_FAULT,	/* the queue faulted */
 };
 
-static int tplan_soft_fault(struct tplan_queue *q, u32 reason)
+static int tplan_soft_fault(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e,
+			    u32 reason)
 {
-	tplan_queue_fault(q, reason);
+	tplan_queue_fault(sq->q, e->pos, e->dw0, reason);
 	return TPLAN_EXEC_FAULT;
-}
-
-static bool tplan_soft_should_stop(void)
-{
-	return kthread_should_stop();
 }
 
 static bool tplan_poll_compare(u32 func, u32 v, u32 ref)
@@ -75,56 +233,205 @@ static bool tplan_poll_compare(u32 func, u32 v, u32 ref)
 	return false;
 }
 
-static void tplan_soft_sleep_us(u32 us)
+static void tplan_soft_sleep_ns(u64 ns)
 {
-	ktime_t t = ktime_set(0, (u64)us * NSEC_PER_USEC);
+	ktime_t t = ns_to_ktime(ns);
 
 	/* TASK_IDLE: no load average; kthread_stop() wakes it. */
 	set_current_state(TASK_IDLE);
 	if (!kthread_should_stop())
-		schedule_hrtimeout_range(&t, (u64)us * NSEC_PER_USEC / 4, HRTIMER_MODE_REL);
+		schedule_hrtimeout_range(&t, ns / 4, HRTIMER_MODE_REL);
 	__set_current_state(TASK_RUNNING);
 }
 
-static int tplan_soft_poll(struct tplan_queue *q, const struct tplan_sdma_poll_regmem *p)
+/*
+ * Take a wptr value if it moves forward within one ring of what was
+ * fetched.  With "full", one a whole ring past the rptr written back
+ * reads as no work at all: the ring offsets are equal, as when empty.
+ */
+static void tplan_soft_take_wptr(struct tplan_soft_queue *sq, u64 v)
 {
+	u64 ahead = v - sq->fetch;
+
+	if (sq->quirks & TPLAN_SOFT_FULL_HANGS && v - sq->rptr_shown == sq->q->ring_size)
+		return;
+	if (ahead <= sq->q->ring_size && ahead > sq->wptr - sq->fetch)
+		sq->wptr = v;
+}
+
+/* Fetch (decode) one packet at sq->fetch into the FIFO. */
+static void tplan_soft_fetch_one(struct tplan_soft_queue *sq)
+{
+	struct tplan_queue *q = sq->q;
+	struct tplan_soft_packet *e = &sq->fifo[sq->tail % TPLAN_SOFT_FIFO];
+	u32 off = sq->fetch & (q->ring_size - 1);
+	u32 to_end = (q->ring_size - off) / 4;
+	u32 avail = min_t(u64, (sq->wptr - sq->fetch) / 4, to_end);
+	const u32 *dw = q->ring + off / 4;
+	int n;
+
+	e->pos = sq->fetch;
+	e->dw0 = READ_ONCE(dw[0]);
+	e->fault = 0;
+	n = tplan_sdma_decode(dw, avail, &e->p);
+	if (n == -ENODATA) {
+		/* Longer than what is there: across the ring end, or cut short. */
+		n = tplan_sdma_packet_dwords(dw, to_end);
+		e->fault = n == -ENODATA ? TPLAN_FAULT_RING_END : TPLAN_FAULT_BAD_PACKET;
+	} else if (n == -EOPNOTSUPP) {
+		e->fault = TPLAN_FAULT_UNSUPPORTED;
+	} else if (n <= 0) {
+		e->fault = TPLAN_FAULT_BAD_PACKET;
+	}
+	e->ndw = e->fault ? 0 : n;
+	sq->fetch += e->ndw * 4ULL;
+	sq->tail++;
+}
+
+/*
+ * Fetch what may be fetched: one packet at a time, or with "ahead" as
+ * many as the FIFO and the window hold.  Nothing past a packet that
+ * could not be decoded.
+ */
+static void tplan_soft_fetch(struct tplan_soft_queue *sq)
+{
+	while (sq->tail - sq->head < TPLAN_SOFT_FIFO && sq->fetch != sq->wptr) {
+		if (sq->tail != sq->head &&
+		    (!(sq->quirks & TPLAN_SOFT_RPTR_AHEAD) ||
+		     !sq->fifo[(sq->tail - 1) % TPLAN_SOFT_FIFO].ndw ||
+		     sq->fetch - sq->exec >= TPLAN_SOFT_AHEAD_BYTES))
+			break;
+		tplan_soft_fetch_one(sq);
+	}
+}
+
+/*
+ * Write rptr back: what was consumed (fetched with "ahead"), maybe late;
+ * and tell the core of it and of progress FENCEs, as its poller would.
+ */
+static void tplan_soft_writeback(struct tplan_soft_queue *sq, u64 now)
+{
+	u64 r = sq->quirks & TPLAN_SOFT_RPTR_AHEAD ? sq->fetch : sq->exec;
+	bool moved = r != sq->rptr_shown && !READ_ONCE(sq->unmapped);
+
+	if (moved && sq->quirks & TPLAN_SOFT_RPTR_LAG) {
+		if (now < sq->writeback_at)
+			moved = false;
+		else
+			sq->writeback_at = now + TPLAN_SOFT_LAG_NS;
+	}
+	if (moved) {
+		sq->rptr_shown = r;
+		/* Release: the ring below r is read (fetched packets are copies). */
+		smp_store_release(&sq->q->ptr->rptr, r);
+	}
+	if (moved || sq->fenced) {
+		sq->fenced = false;
+		tplan_queue_progress(sq->q);
+	}
+}
+
+static void tplan_soft_unmap(struct tplan_soft_queue *sq, u64 now)
+{
+	WRITE_ONCE(sq->unmapped, true);
+	/* What is in the register now counts as rung before: not taken after. */
+	sq->doorbell_seen = smp_load_acquire(&sq->doorbell);
+	sq->remap_at = now + TPLAN_SOFT_PREEMPT_FOR_NS;
+	sq->preemptions++;
+	trace_tplan_soft_preempt(sq->q->group->id, sq->q->src, sq->q->dst, true, sq->wptr);
+}
+
+static void tplan_soft_remap(struct tplan_soft_queue *sq, u64 now)
+{
+	WRITE_ONCE(sq->unmapped, false);
+	/* Pairs with tplan_soft_doorbell(): a doorbell it lost stored wptr first. */
+	smp_mb();
+	tplan_soft_take_wptr(sq, READ_ONCE(sq->q->ptr->wptr));
+	sq->reloads++;
+	sq->preempt_at = now + TPLAN_SOFT_PREEMPT_EVERY_NS;
+	trace_tplan_soft_preempt(sq->q->group->id, sq->q->src, sq->q->dst, false, sq->wptr);
+}
+
+/*
+ * What the engine does besides executing, also while it waits in a POLL:
+ * preemption, doorbells, fetching, rptr write-back.
+ */
+static void tplan_soft_tick(struct tplan_soft_queue *sq)
+{
+	u64 now = ktime_get_ns(), rung;
+
+	if (sq->quirks & TPLAN_SOFT_PREEMPT) {
+		if (!sq->unmapped && now >= sq->preempt_at)
+			tplan_soft_unmap(sq, now);
+		else if (sq->unmapped && now >= sq->remap_at)
+			tplan_soft_remap(sq, now);
+	}
+	if (sq->unmapped)
+		return;
+	/* Acquire: pairs with the doorbell's release. */
+	rung = smp_load_acquire(&sq->doorbell);
+	if (rung != sq->doorbell_seen) {
+		sq->doorbell_seen = rung;
+		tplan_soft_take_wptr(sq, rung);
+	}
+	tplan_soft_fetch(sq);
+	tplan_soft_writeback(sq, now);
+}
+
+static int tplan_soft_poll(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
+{
+	const struct tplan_sdma_poll_regmem *p = &e->p.u.poll;
+	struct tplan_queue *q = sq->q;
 	u32 interval_us = max_t(u32, p->interval, 1);
-	u32 retries = 0, sleep_us = TPLAN_POLL_SLEEP_MIN_US;
-	u64 spin_until, next_retry;
+	u32 sleep_us = TPLAN_POLL_SLEEP_MIN_US;
+	u64 spin_until;
 	const u32 *word;
 
 	if (!p->mem_poll || p->hdp_flush)
-		return tplan_soft_fault(q, TPLAN_FAULT_UNSUPPORTED);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
 	word = tplan_group_translate(q->group, p->addr, 4);
 	if (!word)
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 
+	/* A POLL taken up again after a preemption keeps its retries. */
+	if (!sq->poll_active || sq->poll_pos != e->pos) {
+		sq->poll_active = true;
+		sq->poll_pos = e->pos;
+		sq->poll_retries = 0;
+		sq->poll_next_retry = ktime_get_ns() + (u64)interval_us * NSEC_PER_USEC;
+	}
 	spin_until = ktime_get_ns() + TPLAN_POLL_SPIN_NS;
-	next_retry = ktime_get_ns() + (u64)interval_us * NSEC_PER_USEC;
 	/* Acquire: what the gate's writer wrote before it is visible to the copies. */
 	while (!tplan_poll_compare(p->func, smp_load_acquire(word) & p->mask, p->ref)) {
 		u64 now = ktime_get_ns();
 
 		/* A retry is one interval gone by, however often we looked. */
-		if (now >= next_retry) {
-			if (p->retry != TPLAN_SDMA_POLL_RETRY_FOREVER && retries++ >= p->retry)
-				return tplan_soft_fault(q, TPLAN_FAULT_POLL_TIMEOUT);
-			next_retry = now + (u64)interval_us * NSEC_PER_USEC;
+		if (now >= sq->poll_next_retry) {
+			if (p->retry != TPLAN_SDMA_POLL_RETRY_FOREVER &&
+			    sq->poll_retries++ >= p->retry) {
+				sq->poll_active = false;
+				return tplan_soft_fault(sq, e, TPLAN_FAULT_POLL_TIMEOUT);
+			}
+			sq->poll_next_retry = now + (u64)interval_us * NSEC_PER_USEC;
 		}
-		if (tplan_soft_should_stop())
+		if (kthread_should_stop())
 			return TPLAN_EXEC_STOP;
 		if (now < spin_until) {
 			cpu_relax();
 			continue;
 		}
-		tplan_soft_sleep_us(sleep_us);
+		tplan_soft_tick(sq);
+		if (sq->unmapped)
+			return TPLAN_EXEC_AGAIN;
+		tplan_soft_sleep_ns((u64)sleep_us * NSEC_PER_USEC);
 		sleep_us = min_t(u32, sleep_us * 2, TPLAN_POLL_SLEEP_MAX_US);
 	}
+	sq->poll_active = false;
 	trace_tplan_poll_satisfied(q->group->id, q->src, q->dst, p->addr, p->ref);
 	return TPLAN_EXEC_DONE;
 }
 
-static int tplan_soft_memmove(struct tplan_queue *q, void *dst, const void *src, u64 len)
+static int tplan_soft_memmove(void *dst, const void *src, u64 len)
 {
 	u64 done, n;
 
@@ -133,27 +440,29 @@ static int tplan_soft_memmove(struct tplan_queue *q, void *dst, const void *src,
 		memmove(dst + done, src + done, n);
 		if (n == TPLAN_COPY_SLICE) {
 			cond_resched();
-			if (tplan_soft_should_stop())
+			if (kthread_should_stop())
 				return TPLAN_EXEC_STOP;
 		}
 	}
 	return TPLAN_EXEC_DONE;
 }
 
-static int tplan_soft_copy_linear(struct tplan_queue *q, const struct tplan_sdma_copy_linear *c)
+static int tplan_soft_copy_linear(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
 {
+	const struct tplan_sdma_copy_linear *c = &e->p.u.copy_linear;
+	struct tplan_queue *q = sq->q;
 	void *src, *dst;
 	int ret;
 
 	if (c->encrypt || c->tmz || c->src_swap || c->dst_swap)
-		return tplan_soft_fault(q, TPLAN_FAULT_UNSUPPORTED);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
 	if (c->bytes > q->group->limits.max_copy_bytes)
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_PACKET);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_PACKET);
 	src = tplan_group_translate(q->group, c->src, c->bytes);
 	dst = tplan_group_translate(q->group, c->dst, c->bytes);
 	if (!src || !dst)
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
-	ret = tplan_soft_memmove(q, dst, src, c->bytes);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
+	ret = tplan_soft_memmove(dst, src, c->bytes);
 	if (ret == TPLAN_EXEC_DONE)
 		trace_tplan_copy_done(q->group->id, q->src, q->dst, c->dst, c->bytes);
 	return ret;
@@ -166,9 +475,11 @@ static u64 tplan_window_offset(const struct tplan_sdma_window *w, u32 esize,
 	return ((u64)(w->z + z) * w->slice_pitch + (u64)(w->y + y) * w->pitch + w->x + x) * esize;
 }
 
-static int tplan_soft_copy_sub_window(struct tplan_queue *q,
-				      const struct tplan_sdma_copy_sub_window *c)
+static int tplan_soft_copy_sub_window(struct tplan_soft_queue *sq,
+				      const struct tplan_soft_packet *e)
 {
+	const struct tplan_sdma_copy_sub_window *c = &e->p.u.sub_window;
+	struct tplan_queue *q = sq->q;
 	u32 esize = 1U << c->elem_size_log2;
 	u64 row = (u64)c->rect_x * esize;
 	u64 src_lo, src_hi, dst_lo, dst_hi, since_yield = 0;
@@ -176,7 +487,7 @@ static int tplan_soft_copy_sub_window(struct tplan_queue *q,
 	u32 y, z;
 
 	if (c->tmz || c->src_swap || c->dst_swap)
-		return tplan_soft_fault(q, TPLAN_FAULT_UNSUPPORTED);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
 	/* Every row lies between the first byte and the end of the last row. */
 	src_lo = tplan_window_offset(&c->src, esize, 0, 0, 0);
 	src_hi = tplan_window_offset(&c->src, esize, 0, c->rect_y - 1, c->rect_z - 1) + row;
@@ -185,7 +496,7 @@ static int tplan_soft_copy_sub_window(struct tplan_queue *q,
 	src = tplan_group_translate(q->group, c->src.addr + src_lo, src_hi - src_lo);
 	dst = tplan_group_translate(q->group, c->dst.addr + dst_lo, dst_hi - dst_lo);
 	if (!src || !dst)
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 
 	/* A window holds up to 4 GiB: a stop point every TPLAN_COPY_SLICE bytes. */
 	for (z = 0; z < c->rect_z; z++) {
@@ -196,7 +507,7 @@ static int tplan_soft_copy_sub_window(struct tplan_queue *q,
 			if (since_yield >= TPLAN_COPY_SLICE) {
 				since_yield = 0;
 				cond_resched();
-				if (tplan_soft_should_stop())
+				if (kthread_should_stop())
 					return TPLAN_EXEC_STOP;
 			}
 		}
@@ -206,17 +517,19 @@ static int tplan_soft_copy_sub_window(struct tplan_queue *q,
 	return TPLAN_EXEC_DONE;
 }
 
-static int tplan_soft_atomic(struct tplan_queue *q, const struct tplan_sdma_atomic *a)
+static int tplan_soft_atomic(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
 {
+	const struct tplan_sdma_atomic *a = &e->p.u.atomic;
+	struct tplan_queue *q = sq->q;
 	atomic64_t *v;
 
 	if (a->atomic_op != TPLAN_SDMA_ATOMIC_ADD64 || a->loop || a->tmz)
-		return tplan_soft_fault(q, TPLAN_FAULT_UNSUPPORTED);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
 	if (!IS_ALIGNED(a->addr, 8))
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 	v = tplan_group_translate(q->group, a->addr, 8);
 	if (!v)
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 	/*
 	 * Release: the copies before it are visible to whoever sees the add;
 	 * and the add is visible before the waiters are woken.
@@ -228,99 +541,146 @@ static int tplan_soft_atomic(struct tplan_queue *q, const struct tplan_sdma_atom
 	return TPLAN_EXEC_DONE;
 }
 
-static int tplan_soft_fence(struct tplan_queue *q, const struct tplan_sdma_fence *f)
+/* A FENCE to a heap word, or to the queue's own pointer page (progress). */
+static int tplan_soft_fence(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
 {
-	u32 *p = tplan_group_translate(q->group, f->addr, 4);
+	const struct tplan_sdma_fence *f = &e->p.u.fence;
+	struct tplan_queue *q = sq->q;
+	u32 *p;
 
+	if (f->addr - q->ptr_dev < PAGE_SIZE && IS_ALIGNED(f->addr, 4)) {
+		/* Written once the packet counts as executed (tplan_soft_retire()). */
+		sq->fence_word = (u32 *)((u8 *)q->ptr + (f->addr - q->ptr_dev));
+		sq->fence_data = f->data;
+		return TPLAN_EXEC_DONE;
+	}
+	p = tplan_group_translate(q->group, f->addr, 4);
 	if (!p)
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_ADDRESS);
+		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 	/* Release: the packets before the fence are done for its reader. */
 	smp_store_release(p, f->data);
 	wake_up_all(&q->group->arrival_wq);
 	return TPLAN_EXEC_DONE;
 }
 
-/* Execute the packet at rptr; returns its length in *ndw when done. */
-static int tplan_soft_step(struct tplan_queue *q, u64 rptr, u64 wptr, u32 *ndw)
+/* Execute a fetched packet. */
+static int tplan_soft_exec(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
 {
-	u32 off = rptr & (q->ring_size - 1);
-	u32 to_end = (q->ring_size - off) / 4;
-	u32 avail = min_t(u64, (wptr - rptr) / 4, to_end);
-	const u32 *dw = q->ring + off / 4;
-	struct tplan_sdma_packet p;
-	int n;
-
-	n = tplan_sdma_decode(dw, avail, &p);
-	if (n == -ENODATA) {
-		/* Longer than what is there: across the ring end, or cut short. */
-		n = tplan_sdma_packet_dwords(dw, to_end);
-		return tplan_soft_fault(q, n == -ENODATA ? TPLAN_FAULT_RING_END :
-						   TPLAN_FAULT_BAD_PACKET);
-	}
-	if (n == -EOPNOTSUPP)
-		return tplan_soft_fault(q, TPLAN_FAULT_UNSUPPORTED);
-	if (n < 0)
-		return tplan_soft_fault(q, TPLAN_FAULT_BAD_PACKET);
-
-	*ndw = n;
-	switch (p.kind) {
+	if (e->fault)
+		return tplan_soft_fault(sq, e, e->fault);
+	switch (e->p.kind) {
 	case TPLAN_SDMA_KIND_NOP:
 		return TPLAN_EXEC_DONE;
 	case TPLAN_SDMA_KIND_COPY_LINEAR:
-		return tplan_soft_copy_linear(q, &p.u.copy_linear);
+		return tplan_soft_copy_linear(sq, e);
 	case TPLAN_SDMA_KIND_COPY_LINEAR_SUB_WINDOW:
-		return tplan_soft_copy_sub_window(q, &p.u.sub_window);
+		return tplan_soft_copy_sub_window(sq, e);
 	case TPLAN_SDMA_KIND_POLL_REGMEM:
-		return tplan_soft_poll(q, &p.u.poll);
+		return tplan_soft_poll(sq, e);
 	case TPLAN_SDMA_KIND_ATOMIC:
-		return tplan_soft_atomic(q, &p.u.atomic);
+		return tplan_soft_atomic(sq, e);
 	case TPLAN_SDMA_KIND_FENCE:
-		return tplan_soft_fence(q, &p.u.fence);
+		return tplan_soft_fence(sq, e);
 	case TPLAN_SDMA_KIND_TRAP:
-		q->traps++;
-		wake_up_all(&q->group->arrival_wq);
+		WRITE_ONCE(sq->q->traps, sq->q->traps + 1);
+		wake_up_all(&sq->q->group->arrival_wq);
 		return TPLAN_EXEC_DONE;
 	}
-	return tplan_soft_fault(q, TPLAN_FAULT_UNSUPPORTED);
+	return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
 }
 
-static bool tplan_soft_has_work(struct tplan_queue *q)
+/*
+ * The packet ran: count it, then let its progress word (a FENCE to the
+ * pointer page) be seen, so that whoever sees the word sees the count.
+ */
+static void tplan_soft_retire(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
 {
-	/* Acquire: pairs with the owner's release of wptr (queue.h). */
-	return !READ_ONCE(q->state) && smp_load_acquire(&q->wptr) != q->rptr;
+	struct tplan_queue *q = sq->q;
+
+	sq->exec += e->ndw * 4ULL;
+	sq->head++;
+	WRITE_ONCE(q->packets, q->packets + 1);
+	if (sq->fence_word) {
+		/* Release: the packets before the fence are done for its reader. */
+		smp_store_release(sq->fence_word, sq->fence_data);
+		sq->fence_word = NULL;
+		sq->fenced = true;
+	}
+	tplan_soft_writeback(sq, ktime_get_ns());
+}
+
+/* A doorbell rung since the thread looked last? */
+static bool tplan_soft_rung(struct tplan_soft_queue *sq)
+{
+	return READ_ONCE(sq->doorbell) != sq->doorbell_seen;
+}
+
+/*
+ * Nothing fetched: sleep until a doorbell, the safety timeout, or what
+ * the knobs need (a late rptr write-back, the end of an unmapped spell).
+ */
+static void tplan_soft_idle(struct tplan_soft_queue *sq)
+{
+	struct tplan_queue *q = sq->q;
+	long timeout = TPLAN_ENGINE_SAFETY;
+	unsigned long t0 = jiffies;
+	u64 now = ktime_get_ns(), until = 0;
+
+	if (sq->unmapped)
+		until = sq->remap_at;
+	else if ((sq->quirks & TPLAN_SOFT_RPTR_AHEAD ? sq->fetch : sq->exec) != sq->rptr_shown)
+		until = sq->writeback_at;
+	if (until) {
+		tplan_soft_sleep_ns(until > now ? until - now : 1);
+		return;
+	}
+	if (READ_ONCE(q->state)) {
+		/* Faulted: nothing runs any more, until the queue is freed. */
+		wait_event_idle(sq->wq, kthread_should_stop());
+		return;
+	}
+	wait_event_idle_timeout(sq->wq, kthread_should_stop() || tplan_soft_rung(sq), timeout);
+	if (!tplan_soft_rung(sq))
+		return;
+	/* Work found only when the safety timeout ran out: a lost wake-up. */
+	if (time_after_eq(jiffies, t0 + TPLAN_ENGINE_SAFETY))
+		sq->lost_wakeups++;
+	else
+		sq->wakeups++;
+	if (sq->quirks & TPLAN_SOFT_PREEMPT) {
+		now = ktime_get_ns();
+		/* Every other time, the queue was unmapped while idle: the doorbell is lost. */
+		if (sq->idle_wakes++ & 1) {
+			tplan_soft_unmap(sq, now);
+			atomic64_inc(&sq->doorbells_lost);
+		} else
+			sq->preempt_at = now + TPLAN_SOFT_PREEMPT_EVERY_NS;
+	}
 }
 
 static int tplan_soft_thread(void *data)
 {
-	struct tplan_queue *q = data;
+	struct tplan_soft_queue *sq = data;
+	struct tplan_queue *q = sq->q;
 
 	while (!kthread_should_stop()) {
-		u64 rptr = q->rptr, wptr;
-		u32 ndw = 0;
+		struct tplan_soft_packet *e;
+		int ret;
 
-		if (!tplan_soft_has_work(q)) {
-			unsigned long t0 = jiffies;
-
-			wait_event_idle_timeout(q->engine_wq, kthread_should_stop() ||
-						tplan_soft_has_work(q), TPLAN_ENGINE_SAFETY);
-			if (tplan_soft_has_work(q)) {
-				/* Work found only when the safety timeout ran out: a lost kick. */
-				if (time_after_eq(jiffies, t0 + TPLAN_ENGINE_SAFETY))
-					q->lost_wakeups++;
-				else
-					q->wakeups++;
-			}
+		if (READ_ONCE(q->state)) {
+			tplan_soft_idle(sq);
+			continue;
 		}
-		if (kthread_should_stop())
-			break;
-		/* Acquire: the packets below wptr are written (queue.h). */
-		wptr = smp_load_acquire(&q->wptr);
-		if (READ_ONCE(q->state) || wptr == rptr)
+		tplan_soft_tick(sq);
+		if (sq->unmapped || sq->head == sq->tail) {
+			tplan_soft_idle(sq);
 			continue;
-		if (tplan_soft_step(q, rptr, wptr, &ndw) != TPLAN_EXEC_DONE)
+		}
+		e = &sq->fifo[sq->head % TPLAN_SOFT_FIFO];
+		ret = tplan_soft_exec(sq, e);
+		if (ret != TPLAN_EXEC_DONE)
 			continue;
-		q->packets++;
-		tplan_queue_retire(q, rptr + ndw * 4ULL);
+		tplan_soft_retire(sq, e);
 		cond_resched();
 	}
 	return 0;
@@ -328,32 +688,80 @@ static int tplan_soft_thread(void *data)
 
 static int tplan_soft_start(struct tplan_queue *q)
 {
+	struct tplan_soft_queue *sq;
 	struct task_struct *t;
 
+	sq = kvzalloc(sizeof(*sq), GFP_KERNEL_ACCOUNT);
+	if (!sq)
+		return -ENOMEM;
+	sq->q = q;
+	sq->quirks = tplan_soft_quirks_next();
+	sq->preempt_at = ktime_get_ns() + TPLAN_SOFT_PREEMPT_EVERY_NS;
+	init_waitqueue_head(&sq->wq);
+	atomic64_set(&sq->doorbells_lost, 0);
+	q->engine_data = sq;
 	/* Named by the group's serial number: the key is nobody else's business. */
-	t = kthread_run(tplan_soft_thread, q, "tplan-g%u/%u-%u", q->group->id, q->src, q->dst);
-	if (IS_ERR(t))
+	t = kthread_run(tplan_soft_thread, sq, "tplan-g%u/%u-%u", q->group->id, q->src, q->dst);
+	if (IS_ERR(t)) {
+		q->engine_data = NULL;
+		kvfree(sq);
 		return PTR_ERR(t);
-	q->thread = t;
+	}
+	sq->thread = t;
 	return 0;
 }
 
 static void tplan_soft_stop(struct tplan_queue *q)
 {
-	kthread_stop(q->thread);
-	q->thread = NULL;
+	struct tplan_soft_queue *sq = q->engine_data;
+
+	kthread_stop(sq->thread);
 	if (!READ_ONCE(q->state))
 		WRITE_ONCE(q->state, TPLAN_QUEUE_STOPPED);
+	q->engine_data = NULL;
+	kvfree(sq);
 }
 
-static void tplan_soft_kick(struct tplan_queue *q)
+/*
+ * A 64-bit write of the new wptr, as a gfx9 doorbell; while the queue is
+ * unmapped (preempt) it is lost, and the engine reads the pointer page
+ * when it comes back, so the owner must have stored wptr there first.
+ */
+static void tplan_soft_doorbell(struct tplan_queue *q, u64 wptr)
 {
-	wake_up(&q->engine_wq);
+	struct tplan_soft_queue *sq = q->engine_data;
+
+	/* Pairs with tplan_soft_remap(): the pointer page before the check. */
+	smp_mb();
+	if (READ_ONCE(sq->unmapped)) {
+		atomic64_inc(&sq->doorbells_lost);
+		return;
+	}
+	/* Release: pairs with tplan_soft_tick(). */
+	smp_store_release(&sq->doorbell, wptr);
+	wake_up(&sq->wq);
+}
+
+static void tplan_soft_show(struct seq_file *m, struct tplan_queue *q)
+{
+	struct tplan_soft_queue *sq = q->engine_data;
+	char buf[32];
+
+	tplan_soft_quirks_print(buf, sizeof(buf), sq->quirks);
+	/* The thread's counters, read as they stand. */
+	seq_printf(m, "quirks: %s\nfetched: %llu\nexecuted: %llu\nrptr_shown: %llu\n",
+		   buf, READ_ONCE(sq->fetch), READ_ONCE(sq->exec), READ_ONCE(sq->rptr_shown));
+	seq_printf(m, "doorbells_lost: %lld\npreemptions: %llu\nwptr_reloads: %llu\n",
+		   (long long)atomic64_read(&sq->doorbells_lost), READ_ONCE(sq->preemptions),
+		   READ_ONCE(sq->reloads));
+	seq_printf(m, "wakeups: %llu\nlost_wakeups: %llu\n", READ_ONCE(sq->wakeups),
+		   READ_ONCE(sq->lost_wakeups));
 }
 
 const struct tplan_engine_ops tplan_soft_engine = {
 	.name = "soft",
 	.start = tplan_soft_start,
 	.stop = tplan_soft_stop,
-	.kick = tplan_soft_kick,
+	.doorbell = tplan_soft_doorbell,
+	.show = tplan_soft_show,
 };

@@ -66,6 +66,10 @@ u32 tplan_first_round(void);
 #define TPLAN_SOFT_DEVADDR_STRIDE	(1ULL << 40)
 /* mmap offset of rank r's heap on any rank's file. */
 #define TPLAN_MMAP_HEAP_SHIFT		40
+/* mmap offsets of the queue (own rank -> peer): its ring, its pointer page. */
+#define TPLAN_MMAP_QUEUE		(1ULL << 46)
+#define TPLAN_MMAP_QUEUE_PEER_SHIFT	36
+#define TPLAN_MMAP_QUEUE_PTR		(1ULL << 35)
 
 struct tplan_heap {
 	void *vaddr;			/* __vmalloc(), zeroed, charged */
@@ -160,6 +164,7 @@ struct tplan_file {
 	atomic_t join_state;
 	unsigned long flags;
 	struct tplan_user *user;	/* the opener's: what this rank allocates */
+	struct mm_struct *mm;		/* the joiner's (mmgrab): owns the queue memory */
 	/* Collectives, under g->lock (group.c). */
 	u64 coll_seq;			/* this rank's next collective */
 	bool coll_arrived;		/* contributed to coll_seq, not returned */
@@ -167,9 +172,10 @@ struct tplan_file {
 	atomic64_t prep_seq;		/* rounds this rank prepared, all plans */
 };
 
-/* The group of a joined file, or NULL: pairs with the join's release. */
+/* The group of a joined file, or NULL. */
 static inline struct tplan_group *tplan_file_group(struct tplan_file *tf)
 {
+	/* Pairs with the join's release. */
 	return smp_load_acquire(&tf->group);
 }
 
@@ -257,6 +263,7 @@ int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma);
 void tplan_group_leave(struct tplan_file *tf);
 void tplan_group_break(struct tplan_group *g, int err);
 void *tplan_group_translate(struct tplan_group *g, u64 addr, u64 len);
+u64 tplan_group_qptr_dev(struct tplan_group *g, u32 src, u32 dst);
 void tplan_group_note_fault(struct tplan_group *g, const struct tplan_fault_record *f);
 bool tplan_group_fault_for(struct tplan_group *g, u32 rank, u32 peer_mask,
 			   struct tplan_fault_record *f);

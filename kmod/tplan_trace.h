@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Tracepoints of tplan (events/tplan/ in tracefs): what the engines do,
- * packet by packet, for debugging hangs and measuring latency.
+ * packet by packet, the doorbells the module rings and the progress it
+ * reads back (rptr, gate and done sequences), and the soft engine's
+ * emulated preemptions, for debugging hangs and measuring latency.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM tplan
@@ -96,6 +98,73 @@ TRACE_EVENT(tplan_fault,
 	TP_printk("group=%u queue=%u->%u offset=%llu dword=0x%08x reason=%u",
 		  __entry->group, __entry->src, __entry->dst, __entry->offset,
 		  __entry->dword, __entry->reason)
+);
+
+TRACE_EVENT(tplan_doorbell,
+	TP_PROTO(u32 group, u32 src, u32 dst, u64 wptr, u64 done_seq),
+	TP_ARGS(group, src, dst, wptr, done_seq),
+	TP_STRUCT__entry(
+		__field(u32, group)
+		__field(u32, src)
+		__field(u32, dst)
+		__field(u64, wptr)
+		__field(u64, done_seq)
+	),
+	TP_fast_assign(
+		__entry->group = group;
+		__entry->src = src;
+		__entry->dst = dst;
+		__entry->wptr = wptr;
+		__entry->done_seq = done_seq;
+	),
+	TP_printk("group=%u queue=%u->%u wptr=%llu done_seq=%llu",
+		  __entry->group, __entry->src, __entry->dst, __entry->wptr, __entry->done_seq)
+);
+
+TRACE_EVENT(tplan_progress,
+	TP_PROTO(u32 group, u32 src, u32 dst, u64 rptr, u32 gate_seq, u32 done_seq),
+	TP_ARGS(group, src, dst, rptr, gate_seq, done_seq),
+	TP_STRUCT__entry(
+		__field(u32, group)
+		__field(u32, src)
+		__field(u32, dst)
+		__field(u64, rptr)
+		__field(u32, gate_seq)
+		__field(u32, done_seq)
+	),
+	TP_fast_assign(
+		__entry->group = group;
+		__entry->src = src;
+		__entry->dst = dst;
+		__entry->rptr = rptr;
+		__entry->gate_seq = gate_seq;
+		__entry->done_seq = done_seq;
+	),
+	TP_printk("group=%u queue=%u->%u rptr=%llu gate_seq=%u done_seq=%u",
+		  __entry->group, __entry->src, __entry->dst, __entry->rptr,
+		  __entry->gate_seq, __entry->done_seq)
+);
+
+TRACE_EVENT(tplan_soft_preempt,
+	TP_PROTO(u32 group, u32 src, u32 dst, bool unmapped, u64 wptr),
+	TP_ARGS(group, src, dst, unmapped, wptr),
+	TP_STRUCT__entry(
+		__field(u32, group)
+		__field(u32, src)
+		__field(u32, dst)
+		__field(bool, unmapped)
+		__field(u64, wptr)
+	),
+	TP_fast_assign(
+		__entry->group = group;
+		__entry->src = src;
+		__entry->dst = dst;
+		__entry->unmapped = unmapped;
+		__entry->wptr = wptr;
+	),
+	TP_printk("group=%u queue=%u->%u %s wptr=%llu",
+		  __entry->group, __entry->src, __entry->dst,
+		  __entry->unmapped ? "unmapped" : "restored", __entry->wptr)
 );
 
 #endif /* _TPLAN_TRACE_H */

@@ -14,7 +14,8 @@
 # VM_MEM / VM_CPUS / VM_TIMEOUT (scripts/vm/run.sh), FUZZ_CI_SECONDS
 # (the host fuzzing, default 60), FUZZ_VM_SECONDS (each of the two in-VM
 # fuzzer runs per kernel, default 60; FUZZ_SEED, FUZZ_ARGS, FUZZ_RING_SIZE:
-# scripts/lib.sh), BUILD (default build).
+# scripts/lib.sh), TPLAN_SOFT_QUIRKS (the software engine's soft_quirks,
+# default mix), BUILD (default build).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -67,7 +68,7 @@ done
 # on a fresh module where rmmod can give one.
 fuzz_plan "${FUZZ_VM_SECONDS:-60}" >>"$BUILD/selftests/plan"
 if [ -s "$BUILD/selftests/plan-last" ]; then
-	echo "mod ${TPLAN_MODPARAMS:-allow_inject=1}" >>"$BUILD/selftests/plan"
+	echo "mod ${TPLAN_MODPARAMS:-allow_inject=1 soft_quirks=$TPLAN_SOFT_QUIRKS}" >>"$BUILD/selftests/plan"
 	cat "$BUILD/selftests/plan-last" >>"$BUILD/selftests/plan"
 fi
 # The device header through Debian's hipcc (gfx90a, gfx940) and clang-19
@@ -86,7 +87,8 @@ fi
 echo "# host part took $(( $(date +%s) - t0 )) s"
 
 # The fault tests inject raw packets; the parameter is off unless asked for.
-export TPLAN_MODPARAMS=${TPLAN_MODPARAMS-allow_inject=1}
+# The software engine emulates hardware's worst (soft_quirks, README).
+export TPLAN_MODPARAMS=${TPLAN_MODPARAMS-allow_inject=1 soft_quirks=$TPLAN_SOFT_QUIRKS}
 first=1
 for k in $KVERS; do
 	tk=$(date +%s)

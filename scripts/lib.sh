@@ -76,15 +76,20 @@ summary() {
 	[ "$fail" = 0 ]
 }
 
+# How the software engine emulates hardware in the test runs (the module's
+# soft_quirks: off, lag, ahead, preempt, full, all, mix).
+TPLAN_SOFT_QUIRKS=${TPLAN_SOFT_QUIRKS:-mix}
+
 # fuzz_plan SECONDS: VM plan lines for the ioctl fuzzer and kill storm
 # (selftests/tplan_fuzz*.c), SECONDS per run: the module reloaded with a
 # small ring (FUZZ_RING_SIZE, default 64 KiB) so that budget edges are hit,
-# once with raw packet injection allowed and once without.  FUZZ_SEED
-# replays a seed, FUZZ_ARGS passes more options (tplan_fuzz.c says which).
+# once with raw packet injection allowed and once without, the engine's
+# quirks as TPLAN_SOFT_QUIRKS says.  FUZZ_SEED replays a seed, FUZZ_ARGS
+# passes more options (tplan_fuzz.c says which).
 fuzz_plan() {
 	local secs=$1 ring=${FUZZ_RING_SIZE:-65536} inject
 	for inject in 1 0; do
-		echo "mod ring_size=$ring allow_inject=$inject"
+		echo "mod ring_size=$ring allow_inject=$inject soft_quirks=$TPLAN_SOFT_QUIRKS"
 		echo "bin tplan_fuzz -t $secs${FUZZ_SEED:+ -s $FUZZ_SEED}${FUZZ_ARGS:+ $FUZZ_ARGS}"
 	done
 }

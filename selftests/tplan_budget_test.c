@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The prepared-copy budget (ARCHITECTURE §3): prepared chains whose POLL
- * the engine has not passed may hold at most ring_size * prep_limit / 100
- * bytes of a queue.  Filling it exactly works; one chain more is ENOSPC
- * with nothing queued; put and quiet are EBUSY while chains wait and work
- * again once their gates opened and the engine passed them.
+ * The prepared-copy budget (ARCHITECTURE §3): prepared chains whose gate
+ * FENCE (the module's, right after the POLL) has not run may hold at most
+ * ring_size * prep_limit / 100 bytes of a queue, each charged its own
+ * bytes and its FENCE's.  Filling it exactly works; one chain more is
+ * ENOSPC with nothing queued; put and quiet are EBUSY while chains wait
+ * and work again once their gates opened and the engine passed them.
  */
 #include <stdio.h>
 
@@ -18,6 +19,8 @@
 #define DATA_OFF 4096
 #define SMALL_DW (TPLAN_SDMA_POLL_DW + TPLAN_SDMA_COPY_LINEAR_DW + TPLAN_SDMA_ATOMIC_DW)
 #define BATCH 16384		/* chains per submit */
+#define FENCE_DW (TPLAN_CHAIN_FENCE_BYTES / 4)
+#define CHARGE(ndw) ((ndw) * 4 + TPLAN_CHAIN_FENCE_BYTES)	/* bytes a chain holds */
 
 FIXTURE(budget) {
 	struct tplan_test_group g;
@@ -150,9 +153,10 @@ static uint64_t arrivals(struct tplan_ctx *ctx)
 }
 
 /*
- * Chains that add up to exactly limit_dw dwords: small ones of SMALL_DW
- * and one last chain with m 2D copies (13 dwords each) and k linear ones,
- * m picked so the sizes can meet the target exactly.
+ * Chains whose charges add up to exactly the limit: small ones of SMALL_DW
+ * and one last chain with one 2D copy (13 dwords) and k linear ones (7
+ * each), k picked so the charges meet the target exactly (7 and a small
+ * chain's charge in dwords have no common factor).
  */
 TEST_F_TIMEOUT(budget, fill_exactly_then_one_chain_more_is_enospc, 240)
 {
@@ -160,50 +164,52 @@ TEST_F_TIMEOUT(budget, fill_exactly_then_one_chain_more_is_enospc, 240)
 	struct tplan_ctx *ctx = self->g.ctx;
 	struct tplan_queue_info qi, after;
 	struct tplan_chain_reject reject;
-	uint32_t target, rest, m, k, nsmall, nchains, i, at, done, n;
+	uint32_t target, last, k, nsmall, nchains, i, at, done, n, words;
 	uint32_t *dw, *ndw, small[SMALL_DW];
+	const uint32_t m = 1;
 	int len;
 
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
 	ASSERT_LT(0, qi.prep_limit);
-	/* Chains are whole dwords: the limit is reached exactly if it is one. */
+	/* Charges are whole dwords: the limit is reached exactly if it is one. */
 	target = qi.prep_limit / 4;
-	for (m = 0; m < 7; m++)
-		if (target >= 14 + 13 * m + 7 && (target - 14 - 13 * m) % 7 == 0)
+	for (k = 1; k <= SMALL_DW + FENCE_DW; k++) {
+		last = 14 + 13 * m + 7 * k + FENCE_DW;
+		if (target >= last && (target - last) % (SMALL_DW + FENCE_DW) == 0)
 			break;
-	ASSERT_GT(7, m);
-	rest = (target - 14 - 13 * m) / 7;	/* linear copies in all */
-	nsmall = (rest - 1) / 3;		/* SMALL_DW = 14 + 7 */
-	k = rest - 3 * nsmall;			/* 1..3 for the last chain */
+	}
+	ASSERT_GE(SMALL_DW + FENCE_DW, k);
+	nsmall = (target - last) / (SMALL_DW + FENCE_DW);
 	nchains = nsmall + 1;
+	words = target - nchains * FENCE_DW;	/* the chains' own dwords */
 
-	dw = malloc((size_t)target * 4);
+	dw = malloc((size_t)words * 4);
 	ndw = malloc((size_t)nchains * 4);
 	ASSERT_TRUE(dw && ndw);
 	for (i = 0, at = 0; i < nsmall; i++) {
-		len = chain_build(ctx, dw + at, target - at, 1, 0);
+		len = chain_build(ctx, dw + at, words - at, 1, 0);
 		ASSERT_EQ(SMALL_DW, len);
 		ndw[i] = (uint32_t)len;
 		at += (uint32_t)len;
 	}
-	len = chain_build(ctx, dw + at, target - at, k, m);
+	len = chain_build(ctx, dw + at, words - at, k, m);
 	ASSERT_EQ(14 + 7 * k + 13 * m, len);
 	ndw[nsmall] = (uint32_t)len;
 	at += (uint32_t)len;
-	ASSERT_EQ(target, at);
+	ASSERT_EQ(words, at);
 
 	/* In batches (the ioctl takes at most so many chains); all accepted. */
 	for (i = 0, done = 0; i < nchains; i += n) {
-		uint32_t words = 0, j;
+		uint32_t batch = 0, j;
 
 		n = nchains - i < BATCH ? nchains - i : BATCH;
 		for (j = 0; j < n; j++)
-			words += ndw[i + j];
+			batch += ndw[i + j];
 		ASSERT_EQ(0, submit(ctx, dw + done, ndw + i, n, &reject)) {
 			TH_LOG("batch at chain %u: rule %u, chain %u, packet %u", i, reject.rule,
 			       reject.chain, reject.packet);
 		}
-		done += words;
+		done += batch;
 	}
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
 	ASSERT_EQ(target * 4, qi.prep_charged);
@@ -241,7 +247,7 @@ TEST_F_TIMEOUT(budget, crossing_submit_is_enospc_and_queues_nothing, 240)
 	uint32_t nfill, nover, i, n, *dw, *ndw;
 
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
-	nfill = qi.prep_limit / 2 / (SMALL_DW * 4);
+	nfill = qi.prep_limit / 2 / CHARGE(SMALL_DW);
 	dw = malloc((size_t)TPLAN_CHAIN_SUBMIT_MAX * SMALL_DW * 4);
 	ndw = malloc((size_t)TPLAN_CHAIN_SUBMIT_MAX * 4);
 	ASSERT_TRUE(dw && ndw);
@@ -255,10 +261,10 @@ TEST_F_TIMEOUT(budget, crossing_submit_is_enospc_and_queues_nothing, 240)
 		ASSERT_EQ(0, submit(ctx, dw, ndw, n, NULL));
 	}
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
-	ASSERT_EQ(nfill * SMALL_DW * 4, qi.prep_charged);
+	ASSERT_EQ(nfill * CHARGE(SMALL_DW), qi.prep_charged);
 
 	/* One chain more than the rest of the budget holds, in one submit. */
-	nover = (qi.prep_limit - qi.prep_charged) / (SMALL_DW * 4) + 1;
+	nover = (qi.prep_limit - qi.prep_charged) / CHARGE(SMALL_DW) + 1;
 	ASSERT_GE(TPLAN_CHAIN_SUBMIT_MAX, nover);
 	ASSERT_GE(TPLAN_CHAIN_MAX_DWORDS * 4ULL, (uint64_t)nover * SMALL_DW) {
 		TH_LOG("a prep_limit of %u needs a submit over the size cap", qi.prep_limit);
@@ -291,7 +297,7 @@ TEST_F(budget, put_and_quiet_ebusy_while_prepared)
 	ASSERT_EQ(SMALL_DW, chain_build(ctx, dw, SMALL_DW, 1, 0));
 	ASSERT_EQ(0, submit(ctx, dw, &n, 1, NULL));
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
-	ASSERT_EQ(SMALL_DW * 4, qi.prep_charged);
+	ASSERT_EQ(CHARGE(SMALL_DW), qi.prep_charged);
 
 	ASSERT_EQ(-EBUSY, tplan_put(ctx, 1, 0, 8192, 64));
 	ASSERT_EQ(-EBUSY, tplan_put_signal(ctx, 1, 0, 8192, 64, 16384));
@@ -332,7 +338,7 @@ TEST_F(budget, flush_releases_raw_chains_whose_producer_never_comes)
 	ASSERT_EQ(0, tplan_queue_flush(ctx, 1, TPLAN_TEST_TIMEOUT_MS));
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
 	ASSERT_EQ(0, qi.prep_charged);
-	ASSERT_EQ(qi.wptr, qi.rptr);
+	ASSERT_EQ(TPLAN_QUEUE_IDLE, qi.state);
 	/* Sent as its chunk stood, and signalled. */
 	ASSERT_EQ(0x5a, dst[DATA_OFF + 63]);
 	ASSERT_EQ(1, arrivals(ctx));

@@ -74,7 +74,12 @@ FIXTURE_VARIANT_ADD(bad_packet, atomic_not_add64) { BAD_ATOMIC_OP, TPLAN_FAULT_U
 FIXTURE_VARIANT_ADD(bad_packet, poll_out_of_retries) { BAD_POLL_RETRIES, TPLAN_FAULT_POLL_TIMEOUT };
 FIXTURE_VARIANT_ADD(bad_packet, poll_register) { BAD_POLL_REGISTER, TPLAN_FAULT_UNSUPPORTED };
 FIXTURE_VARIANT_ADD(bad_packet, fence_outside_heaps) { BAD_FENCE_OUTSIDE, TPLAN_FAULT_BAD_ADDRESS };
-FIXTURE_VARIANT_ADD(bad_packet, truncated_copy) { BAD_TRUNCATED, TPLAN_FAULT_BAD_PACKET };
+/*
+ * The batch's done FENCE follows the three dwords and the engine takes it
+ * for the copy's rest, as hardware would: a source made of the FENCE's
+ * header and address, in no heap.
+ */
+FIXTURE_VARIANT_ADD(bad_packet, truncated_copy) { BAD_TRUNCATED, TPLAN_FAULT_BAD_ADDRESS };
 
 FIXTURE_SETUP(bad_packet)
 {
@@ -199,8 +204,8 @@ TEST_F(bad_packet, faults_queue_at_its_offset)
 	EXPECT_EQ(variant->reason, qi.fault_reason);
 	EXPECT_EQ(at, qi.fault_offset);
 	EXPECT_EQ(dw[0], qi.fault_dword);
-	/* Stopped at the packet, not past it. */
-	EXPECT_EQ(at, qi.rptr);
+	/* rptr says what was fetched, maybe less or more than what ran. */
+	EXPECT_GE(qi.wptr, qi.rptr);
 
 	/* The faulted queue takes nothing more. */
 	EXPECT_EQ(-EIO, tplan_put(ctx, 1, 0, 0, 64));
@@ -316,7 +321,8 @@ TEST_F(inject, valid_packets_execute)
 	ASSERT_EQ(0, tplan_quiet(ctx, 1, TPLAN_TEST_TIMEOUT_MS));
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
 	ASSERT_EQ(TPLAN_QUEUE_IDLE, qi.state);
-	ASSERT_EQ(6, qi.packets);
+	/* And the FENCE the module ends every batch with. */
+	ASSERT_EQ(6 + 1, qi.packets);
 
 	EXPECT_EQ(0x12345678, *(volatile uint32_t *)(h1 + 64));
 	EXPECT_EQ(15, *(volatile uint64_t *)(h1 + 128));
@@ -504,8 +510,9 @@ TEST_F_TIMEOUT(inject, ring_wait_times_out_without_progress_only, 180)
 
 	ASSERT_EQ(0, tplan_queue_info(ctx, 1, &qi));
 	ring = qi.ring_size;
-	if (ring < (1U << 20))
-		SKIP(return, "a ring of %llu bytes: this test wants one of 1 MiB or more",
+	/* A ring/32 margin beyond what an engine fetching 64 KiB ahead frees. */
+	if (ring < (4U << 20))
+		SKIP(return, "a ring of %llu bytes: this test wants one of 4 MiB or more",
 		     (unsigned long long)ring);
 	f1 = ring * 3 / 8;
 	f2 = ring - f1 - ring / 32;
@@ -514,8 +521,8 @@ TEST_F_TIMEOUT(inject, ring_wait_times_out_without_progress_only, 180)
 	ASSERT_EQ(0, step_poll(ctx, STEP_GATE_B));
 	ASSERT_EQ(0, step_fill(ctx, f2));
 	/* 7/16 of the ring in chains: more than A frees, within the budget. */
-	a.nchains = (uint32_t)(ring * 7 / 16 / (STEP_CHAIN_DW * 4));
-	ASSERT_GE(qi.prep_limit, a.nchains * STEP_CHAIN_DW * 4);
+	a.nchains = (uint32_t)(ring * 7 / 16 / (STEP_CHAIN_DW * 4 + TPLAN_CHAIN_FENCE_BYTES));
+	ASSERT_GE(qi.prep_limit, a.nchains * (STEP_CHAIN_DW * 4 + TPLAN_CHAIN_FENCE_BYTES));
 	t0 = tplan_now_ms();
 	ASSERT_EQ(0, -pthread_create(&t, NULL, step_submit_thread, &a));
 	tplan_sleep_ms(15000);

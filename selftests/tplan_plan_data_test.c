@@ -91,11 +91,14 @@ static int rank_split(struct tplan_rank_env *env)
 		uint64_t want_dw = TPLAN_SDMA_POLL_DW + TPLAN_SDMA_ATOMIC_DW +
 				   a->copies * TPLAN_SDMA_COPY_LINEAR_DW;
 
-		/* A fresh queue: all it ever held and ran is round 1's chain. */
+		/*
+		 * A fresh queue: all it ever held and ran is round 1's chain,
+		 * with the module's FENCEs after its POLL and after the batch.
+		 */
 		RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
 		RANK_OK(tplan_queue_info(ctx, 1, &qi));
-		RANK_EQ(2 + a->copies, qi.packets);
-		RANK_EQ(want_dw * 4, qi.wptr);
+		RANK_EQ(2 + a->copies + 2, qi.packets);
+		RANK_EQ(want_dw * 4 + 2 * TPLAN_CHAIN_FENCE_BYTES, qi.wptr);
 	} else {
 		bad = tp_check(heap + buf, a->region, salt);
 		if (bad >= 0)
@@ -367,15 +370,17 @@ static int rank_tiles(struct tplan_rank_env *env)
 					  round, i, i / TL_PITCH, i % TL_PITCH, heap[buf + i], ref[i]);
 
 		/*
-		 * One sub-window packet per tile, POLL and ATOMIC per chain: on
-		 * the fresh queue, round 1 is all it held and ran.
+		 * One sub-window packet per tile, POLL, gate FENCE and ATOMIC
+		 * per chain, one done FENCE for the batch: on the fresh queue,
+		 * round 1 is all it held and ran.
 		 */
 		if (round == 1) {
 			RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
 			RANK_OK(tplan_queue_info(ctx, 1 - env->rank, &qi));
-			RANK_EQ(2 * n + tiles_m * tiles_n, qi.packets);
+			RANK_EQ(3 * n + tiles_m * tiles_n + 1, qi.packets);
 			RANK_EQ(4 * ((TPLAN_SDMA_POLL_DW + TPLAN_SDMA_ATOMIC_DW) * n +
-				     TPLAN_SDMA_SUB_WINDOW_DW * tiles_m * tiles_n), qi.wptr);
+				     TPLAN_SDMA_SUB_WINDOW_DW * tiles_m * tiles_n) +
+				TPLAN_CHAIN_FENCE_BYTES * (n + 1), qi.wptr);
 		}
 		RANK_OK(tplan_barrier(ctx, TP_TIMEOUT));
 		if (round < TL_ROUNDS)

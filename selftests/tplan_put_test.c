@@ -129,7 +129,7 @@ static int all_pairs_rank(struct tplan_rank_env *env)
 		RANK_OK(tplan_quiet(ctx, p, TPLAN_TEST_TIMEOUT_MS));
 		RANK_OK(tplan_queue_info(ctx, p, &qi));
 		RANK_EQ(TPLAN_QUEUE_IDLE, qi.state);
-		RANK_EQ(qi.wptr, qi.rptr);
+		RANK_ASSERT(qi.rptr <= qi.wptr);
 		RANK_ASSERT(qi.packets >= 1);
 	}
 	RANK_OK(tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
@@ -420,7 +420,6 @@ static int wrap_rank(struct tplan_rank_env *env)
 	}
 	RANK_OK(tplan_quiet(ctx, 1, TPLAN_TEST_TIMEOUT_MS));
 	RANK_OK(tplan_queue_info(ctx, 1, &qi));
-	RANK_EQ(qi.wptr, qi.rptr);
 	RANK_EQ(TPLAN_QUEUE_IDLE, qi.state);
 	RANK_ASSERT(qi.wptr >= target);
 
@@ -447,7 +446,8 @@ static int wrap_rank(struct tplan_rank_env *env)
 		RANK_OK(tplan_debugfs_u64(env->key, 0, 1, "packets", &packets));
 		RANK_OK(tplan_debugfs_u64(env->key, 0, 1, "ring_size", &ring));
 		RANK_EQ(qi.wptr, wptr);
-		RANK_EQ(qi.rptr, rptr);
+		/* rptr is written back when the engine likes: only forward. */
+		RANK_ASSERT(rptr >= qi.rptr && rptr <= wptr);
 		RANK_EQ(qi.packets, packets);
 		RANK_EQ(qi.ring_size, ring);
 		/*
@@ -616,13 +616,20 @@ TEST_F(pair, queue_info_is_sane)
 	ASSERT_EQ(TPLAN_FAULT_NONE, qi.fault_reason);
 	ASSERT_EQ(qi.rptr, qi.wptr);
 
-	/* One put of one packet: wptr moves by exactly a COPY_LINEAR. */
+	/*
+	 * One put of one packet: wptr moves by exactly a COPY_LINEAR and the
+	 * FENCE that ends the batch; quiet waited for that FENCE.
+	 */
 	ASSERT_EQ(0, tplan_put(self->p.ctx, 1, 0, 0, 100));
 	ASSERT_EQ(0, tplan_quiet(self->p.ctx, 1, TPLAN_TEST_TIMEOUT_MS));
 	ASSERT_EQ(0, tplan_queue_info(self->p.ctx, 1, &q2));
-	ASSERT_EQ(qi.wptr + TPLAN_SDMA_COPY_LINEAR_DW * 4, q2.wptr);
-	ASSERT_EQ(q2.wptr, q2.rptr);
-	ASSERT_EQ(qi.packets + 1, q2.packets);
+	ASSERT_EQ(qi.wptr + TPLAN_SDMA_COPY_LINEAR_DW * 4 + TPLAN_SDMA_FENCE_DW * 4, q2.wptr);
+	ASSERT_EQ(TPLAN_QUEUE_IDLE, q2.state);
+	ASSERT_GE(q2.wptr, q2.rptr);
+	ASSERT_EQ(qi.packets + 2, q2.packets);
+	ASSERT_EQ(q2.done_seq, 1);
+	ASSERT_EQ(q2.gate_seq, 0);
+	ASSERT_EQ(1, q2.doorbells);
 }
 
 /* A put to another offset lands there and nowhere else. */
@@ -666,7 +673,7 @@ TEST_F(pair, quiet_times_out_then_completes)
 	ASSERT_LE(300, tplan_now_ms() - t0);
 	ASSERT_EQ(0, tplan_queue_info(self->p.ctx, 1, &qi));
 	ASSERT_EQ(TPLAN_QUEUE_BUSY, qi.state);
-	ASSERT_LT(qi.rptr, qi.wptr);
+	ASSERT_GE(qi.wptr, qi.rptr);	/* fetched, maybe all of it: not done */
 	/* Open the gate: the engine passes the POLL and runs the put. */
 	__atomic_store_n(gate, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, tplan_quiet(self->p.ctx, 1, TPLAN_TEST_TIMEOUT_MS));
@@ -699,8 +706,9 @@ TEST_F(pair, queue_info_size_sweep)
 	TPLAN_SETUP_SKIPPED_RETURN();
 	struct tplan_queue_info qi = { .size = sizeof(qi), .peer = 1 };
 
+	/* The first published struct ended at fault_reason. */
 	ASSERT_EQ(0, tplan_size_sweep(tplan_ctx_fd(self->p.ctx), TPLAN_IOC_QUEUE_INFO, &qi,
-				      sizeof(qi), sizeof(qi)));
+				      offsetof(struct tplan_queue_info, flags), sizeof(qi)));
 }
 
 TEST_F(pair, inject_size_sweep)

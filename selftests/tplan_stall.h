@@ -2,8 +2,10 @@
 /*
  * A queue stalled on purpose, for tests that need a call to wait for ring
  * space: an injected POLL_REGMEM that waits (forever) for a word to become
- * 1, then NOPs until less than `room` bytes of the ring are free.  Writing
- * 1 to the word lets the engine go on.  Needs allow_inject=1.
+ * 1, then NOPs until less than `room` bytes of the ring are free, and stay
+ * so: an engine may write rptr back late, or run it ahead of the POLL by
+ * what it fetched, so the free space is read until it holds still.
+ * Writing 1 to the word lets the engine go on.  Needs allow_inject=1.
  */
 #ifndef TPLAN_STALL_H
 #define TPLAN_STALL_H
@@ -50,7 +52,13 @@ static inline int tplan_stall_queue(struct tplan_ctx *ctx, unsigned int peer, ui
 		return ret;
 	/* NOPs: 4 KiB while there is room for padding and one, then 64 bytes */
 	for (;;) {
+		unsigned int still;
+
 		free_bytes = tplan_ring_free(ctx, peer);
+		for (still = 0; free_bytes >= 0 && free_bytes < room && still < 5; still++) {
+			tplan_sleep_ms(20);
+			free_bytes = tplan_ring_free(ctx, peer);
+		}
 		if (free_bytes < 0)
 			return (int)free_bytes;
 		if (free_bytes < room)

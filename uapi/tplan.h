@@ -334,7 +334,8 @@ struct tplan_put {
 
 /**
  * struct tplan_quiet - TPLAN_IOC_QUIET: wait until everything queued on
- * the (this rank -> @peer) queue before the call has executed.
+ * the (this rank -> @peer) queue before the call has executed (the done
+ * FENCE of the last batch ran; rptr is not looked at).
  * @size: In: sizeof(struct tplan_quiet)
  * @peer: In: another rank of the group
  * @timeout_ms: In: 0: default
@@ -359,9 +360,56 @@ struct tplan_quiet {
 };
 #define TPLAN_IOC_QUIET _IO(TPLAN_TYPE, TPLAN_CMD_QUIET)
 
+/*
+ * A queue's memory, as an SDMA engine sees it; the owning rank may map it
+ * (TPLAN_IOC_QUEUE_INFO gives the mmap offsets), no other process can.
+ *
+ *   ring          ring_size bytes of packets.  Only the module writes
+ *                 packets (the owner's mapping is for registering the
+ *                 ring with a driver, e.g. KFD, at CPU address = GPU
+ *                 address); a packet never straddles the end (NOP
+ *                 padding), and the ring is never completely full.
+ *   pointer page  one page:
+ *     +TPLAN_QPTR_WPTR      u64  bytes written (monotonic).  The module
+ *                                stores it here, then rings the engine's
+ *                                doorbell with the same value (a 64-bit
+ *                                write); an engine learns new work only
+ *                                from doorbells, and after a preemption
+ *                                from this word.
+ *     +TPLAN_QPTR_RPTR      u64  bytes the engine consumed (monotonic),
+ *                                written back by the engine, maybe late
+ *                                and maybe ahead of what it executed: it
+ *                                frees ring space and means nothing else.
+ *     +TPLAN_QPTR_GATE_SEQ  u32  progress of prepared chains: the module
+ *                                writes a FENCE of the next sequence
+ *                                number right after each chain's POLL, so
+ *                                this word passes it once the engine went
+ *                                through the gate (the chain's charge is
+ *                                released then).
+ *     +TPLAN_QPTR_DONE_SEQ  u32  progress of everything: the module ends
+ *                                each batch it publishes (a put or each
+ *                                part of a long one, a round's chains on
+ *                                the queue, a submit, an injection) with a
+ *                                FENCE of the next sequence number; quiet,
+ *                                plan close and TPLAN_QUEUE_IDLE go by it.
+ *   Sequence numbers start at 1 and grow by one, mod 2^32, in queue
+ *   order; the rest of the page is 0.  The owner's mapping can write
+ *   anything here: the module trusts none of it beyond that queue.
+ */
+#define TPLAN_QPTR_WPTR		0x00
+#define TPLAN_QPTR_RPTR		0x08
+#define TPLAN_QPTR_GATE_SEQ	0x40
+#define TPLAN_QPTR_DONE_SEQ	0x48
+/* What a prepared chain is charged besides its own bytes: the FENCE after its POLL. */
+#define TPLAN_CHAIN_FENCE_BYTES	16
+
+/* tplan_queue_info.flags */
+#define TPLAN_QUEUE_INFO_MAKE (1U << 0)	/* make the queue if it is not used yet */
+#define TPLAN_QUEUE_INFO_FLAGS_ALL TPLAN_QUEUE_INFO_MAKE
+
 /* tplan_queue_info.state */
 enum tplan_queue_state {
-	TPLAN_QUEUE_IDLE = 0,		/* rptr == wptr */
+	TPLAN_QUEUE_IDLE = 0,		/* the last batch's done FENCE ran */
 	TPLAN_QUEUE_BUSY = 1,		/* packets left to execute */
 	TPLAN_QUEUE_FAULT = 2,		/* stopped at a bad packet, see fault_* */
 	TPLAN_QUEUE_STOPPED = 3	/* its rank left; nothing more executes */
@@ -382,7 +430,8 @@ enum tplan_queue_fault {
  * queue's pointers, budget and state.
  * @size: In: sizeof(struct tplan_queue_info)
  * @peer: In: another rank of the group
- * @rptr: Out: bytes executed since the queue was created (monotonic)
+ * @rptr: Out: bytes the engine consumed (monotonic; see "a queue's
+ *        memory": maybe late, maybe ahead of what it executed)
  * @wptr: Out: bytes written since the queue was created (monotonic)
  * @packets: Out: packets executed
  * @ring_size: Out: bytes
@@ -392,10 +441,20 @@ enum tplan_queue_fault {
  * @fault_offset: Out: ring byte offset (rptr) of the faulting packet
  * @fault_dword: Out: its first dword
  * @fault_reason: Out: enum tplan_queue_fault
+ * @flags: In: TPLAN_QUEUE_INFO_* bits
+ * @__reserved: must be 0
+ * @ring_mmap_offset: Out: mmap() this offset on this file (MAP_SHARED,
+ *                    ring_size bytes) to map the ring; only the process
+ *                    that joined may, and a fork does not inherit it
+ * @ptr_mmap_offset: Out: the same for the pointer page (one page)
+ * @gate_seq: Out: the pointer page's TPLAN_QPTR_GATE_SEQ word now
+ * @done_seq: Out: its TPLAN_QPTR_DONE_SEQ word now
+ * @doorbells: Out: doorbells rung
  *
- * A queue not used yet reads as an empty one (it is made at first use).
+ * A queue not used yet reads as an empty one (it is made at first use,
+ * or here with TPLAN_QUEUE_INFO_MAKE).
  *
- * Errors: ENOTCONN, EINVAL.
+ * Errors: ENOTCONN, EINVAL, ENOMEM (TPLAN_QUEUE_INFO_MAKE: the ring).
  */
 struct tplan_queue_info {
 	__u32 size;
@@ -410,6 +469,13 @@ struct tplan_queue_info {
 	__aligned_u64 fault_offset;
 	__u32 fault_dword;
 	__u32 fault_reason;
+	__u32 flags;
+	__u32 __reserved;
+	__aligned_u64 ring_mmap_offset;
+	__aligned_u64 ptr_mmap_offset;
+	__u32 gate_seq;
+	__u32 done_seq;
+	__aligned_u64 doorbells;
 };
 #define TPLAN_IOC_QUEUE_INFO _IO(TPLAN_TYPE, TPLAN_CMD_QUEUE_INFO)
 

@@ -123,6 +123,13 @@ class tplan_queue_info(Structure):
         ("fault_offset", c_uint64),
         ("fault_dword", c_uint32),
         ("fault_reason", c_uint32),
+        ("flags", c_uint32),
+        ("_reserved", c_uint32),
+        ("ring_mmap_offset", c_uint64),
+        ("ptr_mmap_offset", c_uint64),
+        ("gate_seq", c_uint32),
+        ("done_seq", c_uint32),
+        ("doorbells", c_uint64),
     ]
 
 

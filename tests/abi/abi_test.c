@@ -73,7 +73,7 @@
 	F(tplan_quiet, peer, 4, 4) \
 	F(tplan_quiet, timeout_ms, 8, 4) \
 	F(tplan_quiet, flags, 12, 4) \
-	S(tplan_queue_info, 64) \
+	S(tplan_queue_info, 104) \
 	F(tplan_queue_info, size, 0, 4) \
 	F(tplan_queue_info, peer, 4, 4) \
 	F(tplan_queue_info, rptr, 8, 8) \
@@ -86,6 +86,13 @@
 	F(tplan_queue_info, fault_offset, 48, 8) \
 	F(tplan_queue_info, fault_dword, 56, 4) \
 	F(tplan_queue_info, fault_reason, 60, 4) \
+	F(tplan_queue_info, flags, 64, 4) \
+	F(tplan_queue_info, __reserved, 68, 4) \
+	F(tplan_queue_info, ring_mmap_offset, 72, 8) \
+	F(tplan_queue_info, ptr_mmap_offset, 80, 8) \
+	F(tplan_queue_info, gate_seq, 88, 4) \
+	F(tplan_queue_info, done_seq, 92, 4) \
+	F(tplan_queue_info, doorbells, 96, 8) \
 	S(tplan_queue_inject, 24) \
 	F(tplan_queue_inject, size, 0, 4) \
 	F(tplan_queue_inject, peer, 4, 4) \
@@ -213,6 +220,13 @@
 	C(TPLAN_QUIET_OPEN_GATES, 0x1) \
 	C(TPLAN_QUIET_FLAGS_ALL, 0x1) \
 	C(TPLAN_IOC_QUIET, 0x3b86) \
+	C(TPLAN_QPTR_WPTR, 0) \
+	C(TPLAN_QPTR_RPTR, 0x8) \
+	C(TPLAN_QPTR_GATE_SEQ, 0x40) \
+	C(TPLAN_QPTR_DONE_SEQ, 0x48) \
+	C(TPLAN_CHAIN_FENCE_BYTES, 0x10) \
+	C(TPLAN_QUEUE_INFO_MAKE, 0x1) \
+	C(TPLAN_QUEUE_INFO_FLAGS_ALL, 0x1) \
 	C(TPLAN_IOC_QUEUE_INFO, 0x3b87) \
 	C(TPLAN_IOC_QUEUE_INJECT, 0x3b88) \
 	C(TPLAN_CHAIN_SUBMIT_MAX, 0x10000) \
