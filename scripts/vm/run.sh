@@ -16,7 +16,10 @@
 #
 # Every result line is TAP-like: "ok - [KVER] name" / "not ok - [KVER] name"
 # / "ok - [KVER] name # SKIP why".  Besides each test, the run itself yields:
-# insmod, each test program's exit status, dmesg clean, rmmod.
+# insmod, each test program's exit status, rmmod, and the kernel log's
+# verdict: one "not ok" per report in dmesg (WARN, BUG, Oops, KASAN, UBSAN,
+# lockdep, sleeping in atomic context, hung task, slab or list corruption),
+# naming the test that was running ("during NAME"), or one "ok" if none.
 set -uo pipefail
 
 kver=$1 moddir=$2 testdir=$3 results=$4
@@ -44,7 +47,8 @@ cp -r "$testdir"/. "$work/root/tests/"
 printf '%s\n' "${TPLAN_MODPARAMS:-}" > "$work/root/tests/modparams"
 ( cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$work/initramfs.gz"
 
-cmdline="console=ttyS0 quiet panic=-1 slub_debug=FZPU"
+# A large log buffer, so that a report survives whatever follows it.
+cmdline="console=ttyS0 quiet panic=-1 log_buf_len=4M slub_debug=FZPU"
 case "$kver" in
 6.12*|6.1[3-9]*|[7-9].*) cmdline="$cmdline kfence.sample_interval=10" ;;
 esac
@@ -64,7 +68,12 @@ awk -v show="${VM_SHOW_OUTPUT:-0}" -v kver="$kver" -v qrc="$qrc" -v secs="$secs"
 function res(ok, name, extra) {
 	printf "%s - [%s] %s%s\n", ok ? "ok" : "not ok", kver, name, extra
 }
-BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; bad = "" }
+# The first line of a report in the kernel log.
+function report_line(l) {
+	return l ~ /(WARNING:|BUG[: ]|Oops|general protection fault|KFENCE|UBSAN|KASAN|Call Trace|list_(add|del) corruption|refcount_t:|slab error|Poison overwritten|Redzone|Object padding|INFO: task .* blocked for more than|INFO: trying to register non-static key|unreferenced object|tplan: .*leak)/
+}
+BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; nrep = 0
+	ctx = "before the first test" }
 # Firmware escape sequences may precede the first marker on its line.
 /@@TPLAN / { sub(/^.*@@TPLAN /, "@@TPLAN ") }
 /^@@TPLAN kernel / { booted = $3 }
@@ -82,10 +91,26 @@ BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; bad = "" }
 	else res(rc == 0 || (rc == 4) || (rc != 0 && nnot > 0), prog " exit status " rc, "")
 	next
 }
+# init.sh encloses each step in "tplan-test: begin/end NAME" lines.  A
+# report runs from its first line to the end of its stack dump; lines that
+# match inside it (its Call Trace) are part of it.
 dm {
-	if ($0 ~ /(WARNING:|BUG[: ]|Oops|general protection fault|KFENCE|UBSAN|KASAN|Call Trace|list_(add|del) corruption|refcount_t:|slab error|Poison overwritten|Redzone|Object padding|INFO: task .* blocked|tplan: .*leak)/) {
-		bad = bad "\n#   " $0
+	line = $0
+	sub(/^\[ *[0-9]+\.[0-9]+\] /, "", line)
+	if (line ~ /^tplan-test: begin /) { ctx = "during " substr(line, 19); open = 0; next }
+	if (line ~ /^tplan-test: end /) {
+		ctx = substr(line, 17); sub(/ rc=[0-9]*$/, "", ctx); ctx = "after " ctx; open = 0; next
 	}
+	if (line ~ /^tplan-test: all tests done/) { ctx = "after the last test"; open = 0; next }
+	if (!open && report_line(line)) {
+		nrep++; title[nrep] = line; at[nrep] = ctx; det[nrep] = ""; ndet = 0
+		open = 1; openlines = 0; detailing = 1
+		next
+	}
+	if (!open) next
+	if (line ~ /Call Trace:/) detailing = 0
+	if (detailing && ndet < 10 && line !~ /^ *$|^-+$|^=+$/) { det[nrep] = det[nrep] "\n#   " line; ndet++ }
+	if (line ~ /<\/TASK>|---\[ end trace/ || ++openlines > 200) open = 0
 	next
 }
 intest && show { print; next }
@@ -106,6 +131,11 @@ END {
 	res(insmod == "ok", "insmod tplan.ko", "")
 	res(done, "run finished within " timeout_s " s (took " secs " s)", "")
 	res(rmmod == "ok", "rmmod tplan (nothing leaked or still referenced)", "")
-	res(bad == "", "dmesg free of WARN/BUG/Oops/slab errors", bad)
+	if (nrep == 0) res(1, "dmesg free of WARN/BUG/Oops, KASAN/UBSAN, lockdep, hung-task and slab reports", "")
+	for (i = 1; i <= nrep; i++) {
+		t = title[i]
+		if (length(t) > 120) t = substr(t, 1, 120) "..."
+		res(0, "dmesg: " t ", " at[i], det[i])
+	}
 }' "$log.txt" | tee -a "$results"
 echo "# [$kver] VM wall time ${secs} s, ${cpus} CPUs, ${mem} MiB (console log: $log.txt)"
