@@ -26,6 +26,49 @@ if [ -w /proc/sys/kernel/hung_task_timeout_secs ]; then
 	echo 10 > /proc/sys/kernel/hung_task_check_interval_secs
 fi
 
+# Fault injection (the debug kernel): probability stays 0, so only a task
+# that writes its own /proc/thread-self/fail-nth sees a failure.  Sleeping
+# (and highmem) allocations must count for fail-nth too, and an injected
+# failure must not print a stack trace: the dmesg scan would report it.
+dbg=/sys/kernel/debug
+if [ -d $dbg/failslab ]; then
+	echo N > $dbg/failslab/ignore-gfp-wait
+	echo N > $dbg/fail_page_alloc/ignore-gfp-wait
+	echo N > $dbg/fail_page_alloc/ignore-gfp-highmem
+	for f in failslab fail_page_alloc fail_usercopy; do
+		echo 0 > $dbg/$f/verbose
+	done
+fi
+
+# kmemleak (the debug kernel) reports an object only when a scan finds it
+# unreferenced, at least 5 s old, and with the same contents (checksum) as
+# at the scan before: a new or changing object counts as in use.  So a
+# verdict takes a scan, a pause of more than 5 s, and a second scan.  (A
+# scan takes about 15 s under TCG with 3 GiB.)
+kmemleak=$dbg/kmemleak
+kmemleak_scan() {
+	echo scan > $kmemleak
+	sleep 6
+	echo scan > $kmemleak
+}
+kmemleak_dump() {
+	m "kmemleak-begin $1"
+	cat $kmemleak
+	m "kmemleak-end"
+}
+if [ -w $kmemleak ]; then
+	# What boot left: reported, then cleared for good ("clear" only
+	# silences objects already reported).
+	kmemleak_scan
+	echo clear > $kmemleak
+fi
+
+# KASAN and lockdep under TCG make the soak's 10 000 rounds most of the
+# run; a tenth of them still runs the round machinery a thousand times.
+case "$(uname -r)" in
+*-tplan-debug-*) export TPLAN_SOAK_ROUNDS=1000 ;;
+esac
+
 params=$(cat /tests/modparams 2>/dev/null)
 klog "begin insmod"
 if insmod /tplan.ko $params; then
@@ -51,6 +94,11 @@ done < /tests/plan
 klog "all tests done"
 cd /
 
+# Leaks: while tplan is loaded its frames in a backtrace resolve
+# ("[tplan]"); what only its exit leaves behind shows after rmmod, with
+# addresses that no longer resolve.  One scan suffices after rmmod: what
+# the module held has been scanned twice already, unchanged since.
+[ ! -w $kmemleak ] || { kmemleak_scan; kmemleak_dump loaded; }
 if [ -e /sys/module/tplan ]; then
 	klog "begin rmmod"
 	if rmmod tplan; then m "rmmod ok"; else m "rmmod failed"; fi
@@ -58,6 +106,7 @@ if [ -e /sys/module/tplan ]; then
 else
 	m "rmmod skipped: not loaded"
 fi
+[ ! -w $kmemleak ] || { echo scan > $kmemleak; kmemleak_dump unloaded; }
 
 m "dmesg-begin"
 dmesg

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Boot one Debian kernel under QEMU (TCG) with tplan.ko and the selftests,
-# and turn what happened into result lines.
+# Boot one kernel (Debian's, or the debug kernel of
+# scripts/vm/build-debug-kernel.sh) under QEMU (TCG) with tplan.ko and the
+# selftests, and turn what happened into result lines.
 #
 #   scripts/vm/run.sh KVER MODULE_DIR TEST_DIR RESULTS_FILE
 #
@@ -20,6 +21,8 @@
 # verdict: one "not ok" per report in dmesg (WARN, BUG, Oops, KASAN, UBSAN,
 # lockdep, sleeping in atomic context, hung task, slab or list corruption),
 # naming the test that was running ("during NAME"), or one "ok" if none.
+# On the debug kernel, kmemleak likewise: one "not ok" per place in tplan
+# that allocated objects kmemleak finds unreferenced, naming the tests.
 set -uo pipefail
 
 kver=$1 moddir=$2 testdir=$3 results=$4
@@ -48,9 +51,11 @@ printf '%s\n' "${TPLAN_MODPARAMS:-}" > "$work/root/tests/modparams"
 ( cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$work/initramfs.gz"
 
 # A large log buffer, so that a report survives whatever follows it.
-cmdline="console=ttyS0 quiet panic=-1 log_buf_len=4M slub_debug=FZPU"
+cmdline="console=ttyS0 quiet panic=-1 log_buf_len=4M"
 case "$kver" in
-6.12*|6.1[3-9]*|[7-9].*) cmdline="$cmdline kfence.sample_interval=10" ;;
+*-tplan-debug-*) ;;	# KASAN does what slub_debug and KFENCE would
+6.12*|6.1[3-9]*|[7-9].*) cmdline="$cmdline slub_debug=FZPU kfence.sample_interval=10" ;;
+*) cmdline="$cmdline slub_debug=FZPU" ;;
 esac
 
 log="$work/console.log"
@@ -72,7 +77,29 @@ function res(ok, name, extra) {
 function report_line(l) {
 	return l ~ /(WARNING:|BUG[: ]|Oops|general protection fault|KFENCE|UBSAN|KASAN|Call Trace|list_(add|del) corruption|refcount_t:|slab error|Poison overwritten|Redzone|Object padding|INFO: task .* blocked for more than|INFO: trying to register non-static key|unreferenced object|tplan: .*leak)/
 }
-BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; nrep = 0
+# One kmemleak entry read: it counts against tplan if a frame of its backtrace is
+# in tplan ("[tplan]" while loaded, an address nothing resolves once unloaded).
+# Leaks are counted per place in tplan that allocated them.
+function leak_flush() {
+	if (kobj != "" && !(kobj in seen)) {
+		seen[kobj] = 1
+		if (kframe != "") {
+			# A test program (its comm is the name cut to 15 characters), or
+			# another task (insmod, rmmod, an engine thread).
+			by = (kcomm in comm_of) ? "during " comm_of[kcomm] : "by " kcomm " (pid " kpid ")"
+			if (!(kframe in nat)) {
+				nleak++; leak[nleak] = kframe; leakdet[kframe] = kbody; leakby[kframe] = by
+			} else if (index(", " leakby[kframe] ", ", ", " by ", ") == 0) {
+				leakby[kframe] = leakby[kframe] ", " by
+			}
+			nat[kframe]++
+		} else if (!nother++) {
+			other = "by " kcomm " (pid " kpid "):" kbody
+		}
+	}
+	kobj = ""
+}
+BEGIN { intest = 0; dm = 0; km = 0; insmod = ""; rmmod = ""; done = 0; nrep = 0; nleak = 0; nother = 0
 	ctx = "before the first test" }
 # Firmware escape sequences may precede the first marker on its line.
 /@@TPLAN / { sub(/^.*@@TPLAN /, "@@TPLAN ") }
@@ -82,7 +109,7 @@ BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; nrep = 0
 /^@@TPLAN done/ { done = 1 }
 /^@@TPLAN dmesg-begin/ { dm = 1; next }
 /^@@TPLAN dmesg-end/ { dm = 0; next }
-/^@@TPLAN test-begin / { intest = 1; prog = $3; nok = 0; nnot = 0; next }
+/^@@TPLAN test-begin / { intest = 1; prog = $3; nok = 0; nnot = 0; comm_of[substr(prog, 1, 15)] = prog; next }
 /^@@TPLAN test-end / {
 	intest = 0; rc = $4; sub(/^rc=/, "", rc)
 	# A program that died or failed without saying which test failed
@@ -91,6 +118,8 @@ BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; nrep = 0
 	else res(rc == 0 || (rc == 4) || (rc != 0 && nnot > 0), prog " exit status " rc, "")
 	next
 }
+/^@@TPLAN kmemleak-begin/ { km = 1; kmemleak = 1; next }
+/^@@TPLAN kmemleak-end/ { leak_flush(); km = 0; next }
 # init.sh encloses each step in "tplan-test: begin/end NAME" lines.  A
 # report runs from its first line to the end of its stack dump; lines that
 # match inside it (its Call Trace) are part of it.
@@ -111,6 +140,28 @@ dm {
 	if (line ~ /Call Trace:/) detailing = 0
 	if (detailing && ndet < 10 && line !~ /^ *$|^-+$|^=+$/) { det[nrep] = det[nrep] "\n#   " line; ndet++ }
 	if (line ~ /<\/TASK>|---\[ end trace/ || ++openlines > 200) open = 0
+	next
+}
+km {
+	if ($0 ~ /^unreferenced object /) {
+		leak_flush()
+		kobj = $3; ksize = $0; sub(/^.*\(size /, "", ksize); sub(/\).*$/, "", ksize)
+		kcomm = "?"; kpid = "?"; kframe = ""; kbody = ""; kbt = 0
+		next
+	}
+	if (kobj == "") next
+	if ($0 ~ /^ *comm "/) {
+		kcomm = $0; sub(/^ *comm "/, "", kcomm); kpid = kcomm
+		sub(/".*$/, "", kcomm); sub(/^.*pid /, "", kpid); sub(/,.*$/, "", kpid)
+	} else if ($0 ~ /^  backtrace/) {
+		kbt = 1
+	} else if (kbt && $0 ~ /^    [^ ]/) {
+		# One frame, "    func+0x1/0x2 [mod]" ("[<addr>] " before it on older kernels).
+		f = $0; sub(/^ +(\[<[0-9a-f]+>\] )?/, "", f)
+		if (f ~ /^0x[0-9a-f]+$/) f = f " (tplan, unloaded)"
+		kbody = kbody "\n#     " f
+		if (kframe == "" && f ~ /\[tplan\]$|\(tplan, unloaded\)$/) kframe = f
+	}
 	next
 }
 intest && show { print; next }
@@ -136,6 +187,15 @@ END {
 		t = title[i]
 		if (length(t) > 120) t = substr(t, 1, 120) "..."
 		res(0, "dmesg: " t ", " at[i], det[i])
+	}
+	if (kmemleak) {
+		if (nleak == 0) res(1, "kmemleak: no unreferenced tplan objects after the tests or after rmmod",
+				    nother ? "\n#   " nother " unreferenced objects not allocated by tplan, the first " other : "")
+		for (i = 1; i <= nleak; i++) {
+			f = leak[i]
+			res(0, "kmemleak: " nat[f] " unreferenced object" (nat[f] > 1 ? "s" : "") " allocated at " f \
+			    ", " leakby[f], leakdet[f])
+		}
 	}
 }' "$log.txt" | tee -a "$results"
 echo "# [$kver] VM wall time ${secs} s, ${cpus} CPUs, ${mem} MiB (console log: $log.txt)"
