@@ -4,7 +4,8 @@
 #
 #   make                 module (for KDIR) and library
 #   make check           host tests, fuzzing, then the selftests in a VM on
-#                        Debian's 6.1 and 6.12 kernels; installs what it needs
+#                        Debian's 6.1 and 6.12 kernels and a debug kernel
+#                        (KASAN, lockdep, kmemleak); installs what it needs
 #   make demo            the all-gather demo in the VM on the software engine
 #   make install         library, headers, pkg-config file, docs (DESTDIR, PREFIX)
 #   make dkms-src        module sources into /usr/src/tplan-VERSION for dkms
