@@ -248,9 +248,15 @@ static int tplan_fops_open(struct inode *inode, struct file *filp)
 	tf = kzalloc(sizeof(*tf), GFP_KERNEL_ACCOUNT);
 	if (!tf)
 		return -ENOMEM;
+	tf->coll_out = kcalloc(TPLAN_MAX_WORLD_SIZE, TPLAN_COLL_SLOT_BYTES, GFP_KERNEL_ACCOUNT);
+	if (!tf->coll_out) {
+		kfree(tf);
+		return -ENOMEM;
+	}
 	/* What this file allocates is charged to whoever opened it. */
 	tf->user = tplan_user_get(current_euid());
 	if (!tf->user) {
+		kfree(tf->coll_out);
 		kfree(tf);
 		return -ENOMEM;
 	}
@@ -266,6 +272,7 @@ static int tplan_fops_release(struct inode *inode, struct file *filp)
 
 	tplan_group_leave(tf);
 	tplan_user_put(tf->user);
+	kfree(tf->coll_out);
 	kfree(tf);
 	return 0;
 }
