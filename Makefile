@@ -4,7 +4,8 @@
 #
 #   make                 module (for KDIR) and library
 #   make check           host tests, fuzzing, then the selftests in a VM on
-#                        Debian's 6.1 and 6.12 kernels; installs what it needs
+#                        Debian's 6.1 and 6.12 kernels and a debug kernel
+#                        (KASAN, lockdep, kmemleak); installs what it needs
 #   make demo            the all-gather demo in the VM on the software engine
 #   make stress          the in-VM ioctl fuzzer and kill storm, STRESS_SECONDS
 #                        (default 300) per run, on every kernel (STRESS_KVERS)

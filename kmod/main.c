@@ -250,9 +250,15 @@ static int tplan_fops_open(struct inode *inode, struct file *filp)
 	tf = kzalloc(sizeof(*tf), GFP_KERNEL_ACCOUNT);
 	if (!tf)
 		return -ENOMEM;
+	tf->coll_out = kcalloc(TPLAN_MAX_WORLD_SIZE, TPLAN_COLL_SLOT_BYTES, GFP_KERNEL_ACCOUNT);
+	if (!tf->coll_out) {
+		kfree(tf);
+		return -ENOMEM;
+	}
 	/* What this file allocates is charged to whoever opened it. */
 	tf->user = tplan_user_get(current_euid());
 	if (!tf->user) {
+		kfree(tf->coll_out);
 		kfree(tf);
 		return -ENOMEM;
 	}
@@ -270,6 +276,7 @@ static int tplan_fops_release(struct inode *inode, struct file *filp)
 	if (tf->mm)
 		mmdrop(tf->mm);
 	tplan_user_put(tf->user);
+	kfree(tf->coll_out);
 	kfree(tf);
 	return 0;
 }

@@ -16,13 +16,14 @@
 
 /* ---- votes ---------------------------------------------------------------- */
 
-/* A status blob: one rank's verdict on a step, and why. */
 struct tplan_vote {
 	s32 err;
 	u32 __pad;
 	struct tplan_chain_reject reject;
 };
+static_assert(sizeof(struct tplan_vote) <= TPLAN_COLL_SLOT_BYTES);
 
+/* A status blob: one rank's verdict on a step, and why. */
 /*
  * Exchange verdicts (killable: a plan step is never interrupted half-way;
  * each vote waits up to timeout_ms for the other ranks);
@@ -35,8 +36,8 @@ int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 		    const struct tplan_chain_reject *why, struct tplan_chain_reject *reject,
 		    u32 timeout_ms)
 {
-	/* On the stack (16 ranks, under 1 KiB): a vote cannot fail to be cast. */
-	struct tplan_vote mine = { .err = err }, all[TPLAN_MAX_WORLD_SIZE];
+	/* The file's own buffer (one collective at a time): a vote cannot fail to be cast. */
+	struct tplan_vote mine = { .err = err }, *all = tf->coll_out;
 	struct tplan_group *g = tf->group;
 	u32 r;
 	int ret;
@@ -280,6 +281,8 @@ struct tplan_create_blob {
 	u32 __pad;
 };
 
+static_assert(sizeof(struct tplan_create_blob) <= TPLAN_COLL_SLOT_BYTES);
+
 static int tplan_create_check(struct tplan_group *g, const struct tplan_create_blob *b)
 {
 	u64 area = tplan_gate_area_offset(g->heap_size);
@@ -393,7 +396,7 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 	struct tplan_plan_create *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
 	struct tplan_group *g = tplan_file_group(tf);
-	struct tplan_create_blob mine, all[TPLAN_MAX_WORLD_SIZE];
+	struct tplan_create_blob mine, *all = tf->coll_out;	/* until the vote */
 	struct tplan_plan *p, *fresh;
 	u64 seq, total = 0;
 	int ret, err;

@@ -201,5 +201,11 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 	else
 		ret = 0;
 	tplan_coll_end(tf);
+	/*
+	 * The close happened: an answer that cannot be written now does not
+	 * undo it (closing again says ENOENT or EBUSY: the state).
+	 */
+	if (tplan_ucmd_respond(ucmd))
+		ucmd->responded = true;
 	return ret;
 }

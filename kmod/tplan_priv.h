@@ -42,6 +42,8 @@
 #include "limits.h"
 
 #define TPLAN_MAX_WORLD_SIZE 16
+/* A plan step's blob, at most (plan.c): tplan_file.coll_out holds one per rank. */
+#define TPLAN_COLL_SLOT_BYTES 64
 
 /* Module parameters, validated once at load (main.c). */
 struct tplan_params {
@@ -170,6 +172,7 @@ struct tplan_file {
 	bool coll_arrived;		/* contributed to coll_seq, not returned */
 	u32 coll_op, coll_size;		/* what it contributed */
 	atomic64_t prep_seq;		/* rounds this rank prepared, all plans */
+	void *coll_out;			/* what every rank gave, in a plan step (plan.c) */
 };
 
 /* The group of a joined file, or NULL. */

@@ -4,18 +4,19 @@
 #      the man pages against the headers, make install and out-of-tree builds
 #      against it, the Python package, the device code (hipcc, clang-19,
 #      Triton), fuzzing
-#   2. per kernel (Debian 6.1 and 6.12): module W=1, DKMS, sparse, then a VM boot
-#      that loads the module, runs the selftests, then the ioctl fuzzer and
-#      kill storm (with a small ring, allow_inject on, then off), scans dmesg,
-#      rmmods
+#   2. per kernel (Debian 6.1 and 6.12, then the debug kernel): module W=1,
+#      DKMS, sparse, then a VM boot that loads the module, runs the selftests,
+#      then the ioctl fuzzer and kill storm (with a small ring, allow_inject
+#      on, then off), scans dmesg (and kmemleak on the debug kernel), rmmods
 # Ends with "N passed, N failed, N skipped"; exits 1 on any failure.
 #
-# Environment: TPLAN_KVERS (kernels, default: newest Debian 6.1 and 6.12),
-# VM_MEM / VM_CPUS / VM_TIMEOUT (scripts/vm/run.sh), FUZZ_CI_SECONDS
-# (the host fuzzing, default 60), FUZZ_VM_SECONDS (each of the two in-VM
-# fuzzer runs per kernel, default 60; FUZZ_SEED, FUZZ_ARGS, FUZZ_RING_SIZE:
-# scripts/lib.sh), TPLAN_SOFT_QUIRKS (the software engine's soft_quirks,
-# default mix), BUILD (default build).
+# Environment: TPLAN_KVERS (kernels, default: newest Debian 6.1 and 6.12,
+# then the debug kernel; "debug" names it), TPLAN_DEBUG_KERNEL=0 (leave the
+# debug kernel out of the default list), VM_MEM / VM_CPUS / VM_TIMEOUT
+# (scripts/vm/run.sh), FUZZ_CI_SECONDS (the host fuzzing, default 60),
+# FUZZ_VM_SECONDS (each of the two in-VM fuzzer runs per kernel, default 60;
+# FUZZ_SEED, FUZZ_ARGS, FUZZ_RING_SIZE: scripts/lib.sh), TPLAN_SOFT_QUIRKS
+# (the software engine's soft_quirks, default mix), BUILD (default build).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -26,8 +27,12 @@ mkdir -p "$LOGS"
 . scripts/lib.sh
 t0=$(date +%s)
 
-scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
-KVERS=$(scripts/install-deps.sh --print)
+# The debug kernel (scripts/vm/build-debug-kernel.sh) is built here the
+# first time (about 11 minutes), then cached.
+debug_kernel=--debug-kernel
+[ "${TPLAN_DEBUG_KERNEL:-1}" != 0 ] || debug_kernel=
+scripts/install-deps.sh $debug_kernel || { echo "0 passed, 1 failed"; exit 1; }
+KVERS=$(scripts/install-deps.sh --print $debug_kernel)
 JOBS=$(nproc)
 
 echo "# host ($(uname -r), $(nproc) CPUs)"
@@ -94,11 +99,20 @@ for k in $KVERS; do
 	tk=$(date +%s)
 	echo "# kernel $k"
 	item "[$k] module builds with W=1, no warnings" build_module "$k" "$BUILD/kmod/$k"
-	tap "[$k] dkms" tests/dkms/run.sh "$k" "$BUILD"
-	if [ "$first" = 1 ]; then
-		item "[$k] sparse clean" make -s sparse KDIR="/lib/modules/$k/build"
-		first=0
-	fi
+	case "$k" in
+	*-tplan-debug-*)
+		# The debug kernel has no /lib/modules tree for DKMS to install
+		# into, and sparse sees the same sources on the Debian kernels.
+		result 0 "[$k] dkms # SKIP the debug kernel has no /lib/modules tree"
+		;;
+	*)
+		tap "[$k] dkms" tests/dkms/run.sh "$k" "$BUILD"
+		if [ "$first" = 1 ]; then
+			item "[$k] sparse clean" make -s sparse KDIR="/lib/modules/$k/build"
+			first=0
+		fi
+		;;
+	esac
 	if [ -s "$BUILD/kmod/$k/tplan.ko" ]; then
 		scripts/vm/run.sh "$k" "$BUILD/kmod/$k" "$BUILD/selftests" "$RESULTS"
 	fi

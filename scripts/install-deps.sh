@@ -2,9 +2,24 @@
 # Install (idempotently) everything the build, the tests and the demo need on
 # Debian 12.  Fast when all is present: one dpkg-query, no network.
 #
-#   scripts/install-deps.sh            build + tests + VM
-#   scripts/install-deps.sh --print    print the resolved kernel versions
+#   scripts/install-deps.sh                 build + tests + VM
+#   scripts/install-deps.sh --print         print the resolved kernel versions
+#   ... --debug-kernel                      with the debug kernel too, built
+#                                           if not cached (scripts/vm/build-debug-kernel.sh)
+#
+# TPLAN_KVERS picks the kernels exactly; in it, "debug" stands for the debug
+# kernel of the current fragment (6.12.N-tplan-debug-HASH, also accepted).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+print=0 debug=0
+for a in "$@"; do
+	case "$a" in
+	--print) print=1 ;;
+	--debug-kernel) debug=1 ;;
+	*) echo "install-deps: unknown argument $a" >&2; exit 2 ;;
+	esac
+done
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then
@@ -35,15 +50,27 @@ resolve_kver() {	# $1 = meta package (linux-headers-amd64 / linux-headers-6.12-a
 	echo "$v"
 }
 
-kernel_versions() {
-	if [ -n "${TPLAN_KVERS:-}" ]; then
-		echo "$TPLAN_KVERS"
-		return
-	fi
-	echo "$(resolve_kver linux-headers-amd64) $(resolve_kver linux-headers-6.12-amd64)"
+is_debug_kver() {
+	case "$1" in *-tplan-debug-*) return 0 ;; esac
+	return 1
 }
 
-if [ "${1:-}" = --print ]; then
+kernel_versions() {
+	local k out=""
+	if [ -n "${TPLAN_KVERS:-}" ]; then
+		for k in $TPLAN_KVERS; do
+			[ "$k" != debug ] || k=$("$here/vm/build-debug-kernel.sh" --print)
+			out="$out $k"
+		done
+		echo $out
+		return
+	fi
+	out="$(resolve_kver linux-headers-amd64) $(resolve_kver linux-headers-6.12-amd64)"
+	[ "$debug" = 0 ] || out="$out $("$here/vm/build-debug-kernel.sh" --print)"
+	echo "$out"
+}
+
+if [ "$print" = 1 ]; then
 	kernel_versions
 	exit 0
 fi
@@ -56,7 +83,7 @@ pkgs="make gcc libc6-dev pkg-config cpio gzip xz-utils busybox-static qemu-syste
       clang-19 clang-tools-19 lld-19 llvm-19
       python3 python3-numpy python3-venv python3-pip"
 for k in $KVERS; do
-	pkgs="$pkgs linux-headers-$k"
+	is_debug_kver "$k" || pkgs="$pkgs linux-headers-$k"
 done
 
 missing=""
@@ -76,6 +103,16 @@ fi
 cache=${TPLAN_CACHE:-/var/cache/tplan}
 for k in $KVERS; do
 	img="$cache/kernels/$k/vmlinuz"
+	if is_debug_kver "$k"; then
+		# Built here, once per machine: about 11 minutes the first time.
+		[ -s "$img" ] && continue
+		if [ "$k" != "$("$here/vm/build-debug-kernel.sh" --print)" ]; then
+			echo "install-deps: $k is not cached and not the current debug kernel (TPLAN_KVERS=debug names it)" >&2
+			exit 1
+		fi
+		"$here/vm/build-debug-kernel.sh"
+		continue
+	fi
 	[ -s "$img" ] && continue
 	need_root "linux-image-$k (extract)"
 	mkdir -p "$cache/kernels/$k"

@@ -50,6 +50,18 @@ tap() {
 	fi
 }
 
+# kernel_tree KVER: the tree modules for KVER build against: Debian's
+# headers, or the debug kernel's tree in the cache
+# (scripts/vm/build-debug-kernel.sh).
+kernel_tree() {
+	local cached="${TPLAN_CACHE:-/var/cache/tplan}/kernels/$1/build"
+	if [ ! -d "/lib/modules/$1/build" ] && [ -d "$cached" ]; then
+		echo "$cached"
+	else
+		echo "/lib/modules/$1/build"
+	fi
+}
+
 # build_module KVER OUTDIR: tplan.ko for that kernel's headers, W=1; any
 # warning fails the build.
 build_module() {
@@ -57,7 +69,7 @@ build_module() {
 	rm -rf "$out"
 	mkdir -p "$out"
 	cp -r Kbuild kmod uapi "$out/"
-	make -C "/lib/modules/$kver/build" M="$(cd "$out" && pwd)" W=1 modules >"$out/build.log" 2>&1 ||
+	make -C "$(kernel_tree "$kver")" M="$(cd "$out" && pwd)" W=1 modules >"$out/build.log" 2>&1 ||
 		{ cat "$out/build.log"; return 1; }
 	if grep -E 'warning:|error:' "$out/build.log"; then
 		return 1

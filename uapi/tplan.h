@@ -248,7 +248,10 @@ struct tplan_group_barrier {
  *       (zeroed first: EFAULT before this rank arrives when it cannot be)
  *
  * Errors: as the barrier, plus EPROTO when @blob_size differs between
- * ranks (the group breaks), ENOMEM, EFAULT (@in or @out: not arrived).
+ * ranks (the group breaks), ENOMEM, EFAULT (@in or @out before this rank
+ * arrived: nothing happened; or @out could not be written at the end:
+ * the all-gather completed on every rank, the others returned 0, and
+ * @out holds what could be written; do not call it again for this step).
  * After EINTR, the call that finishes the all-gather keeps the blob given
  * first.
  */
@@ -870,6 +873,10 @@ struct tplan_plan_next_round {
  *
  * This rank's part is torn down whatever the result but EFAULT and the
  * errors before it starts (ENOENT, EBUSY): the plan id is gone for it.
+ * @state is written twice: when the call starts (EFAULT then: nothing
+ * closed) and at the end.  If the end's write fails, the call returns
+ * what it would have returned (the close happened); calling it again
+ * tells the state: ENOENT once CLOSED, EBUSY while CLOSING.
  *
  * Errors: ENOTCONN, ENOENT, EBUSY (closed already, its chains still
  * queued behind an earlier plan; or another collective of this file

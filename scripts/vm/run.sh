@@ -1,6 +1,7 @@
 #!/bin/bash
-# Boot one Debian kernel under QEMU (TCG) with tplan.ko and the selftests,
-# and turn what happened into result lines.
+# Boot one kernel (Debian's, or the debug kernel of
+# scripts/vm/build-debug-kernel.sh) under QEMU (TCG) with tplan.ko and the
+# selftests, and turn what happened into result lines.
 #
 #   scripts/vm/run.sh KVER MODULE_DIR TEST_DIR RESULTS_FILE
 #
@@ -10,9 +11,9 @@
 #               which reloads the module with PARAMS for the lines after it
 #               (their tests are named NAME@PARAMS)
 #
-# Environment: VM_MEM (MiB, default 3072: the 1 GiB per-packet split runs
-# between two heaps of just over 1 GiB), VM_CPUS (default 2),
-# VM_TIMEOUT (s, default 1500), TPLAN_MODPARAMS (insmod arguments),
+# Environment: VM_MEM (MiB, default 3072, 4096 on the debug kernel: the
+# 1 GiB per-packet split runs between two heaps of just over 1 GiB),
+# VM_CPUS (default 2), VM_TIMEOUT (s, default 1500), TPLAN_MODPARAMS (insmod arguments),
 # VM_SHOW_OUTPUT=1 (print the programs' output instead of parsing TAP),
 # TPLAN_CACHE (where install-deps.sh put the kernel images),
 # VM_ROOTFS_EXTRA (a directory laid over the VM's /: the Python runtime).
@@ -20,7 +21,12 @@
 # Every result line is TAP-like: "ok - [KVER] name" / "not ok - [KVER] name"
 # / "ok - [KVER] name # SKIP why".  Besides each test, the run itself yields:
 # insmod, each test program's exit status, each reload's rmmod and insmod,
-# dmesg clean, rmmod.
+# rmmod, and the kernel log's verdict: one "not ok" per report in dmesg
+# (WARN, BUG, Oops, KASAN, UBSAN, lockdep, sleeping in atomic context, hung
+# task, slab or list corruption), naming the test that was running
+# ("during NAME"), or one "ok" if none.  On the debug kernel, kmemleak
+# likewise: one "not ok" per place in tplan that allocated objects kmemleak
+# finds unreferenced, naming the tests.
 set -uo pipefail
 
 kver=$1 moddir=$2 testdir=$3 results=$4
@@ -28,7 +34,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${TPLAN_CACHE:-/var/cache/tplan}
 kernel="$cache/kernels/$kver/vmlinuz"
 work=$(dirname "$results")/vm-$kver
-mem=${VM_MEM:-3072}
+# KASAN's shadow (an eighth of memory) and kmemleak leave the debug kernel
+# too little of 3 GiB for the 1 GiB split.
+mem=3072
+case "$kver" in *-tplan-debug-*) mem=4096 ;; esac
+mem=${VM_MEM:-$mem}
 cpus=${VM_CPUS:-2}
 timeout_s=${VM_TIMEOUT:-1500}
 
@@ -49,9 +59,12 @@ printf '%s\n' "${TPLAN_MODPARAMS:-}" > "$work/root/tests/modparams"
 [ -z "${VM_ROOTFS_EXTRA:-}" ] || cp -a "$VM_ROOTFS_EXTRA"/. "$work/root/"
 ( cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$work/initramfs.gz"
 
-cmdline="console=ttyS0 quiet panic=-1 slub_debug=FZPU"
+# A large log buffer, so that a report survives whatever follows it.
+cmdline="console=ttyS0 quiet panic=-1 log_buf_len=4M"
 case "$kver" in
-6.12*|6.1[3-9]*|[7-9].*) cmdline="$cmdline kfence.sample_interval=10" ;;
+*-tplan-debug-*) ;;	# KASAN does what slub_debug and KFENCE would
+6.12*|6.1[3-9]*|[7-9].*) cmdline="$cmdline slub_debug=FZPU kfence.sample_interval=10" ;;
+*) cmdline="$cmdline slub_debug=FZPU" ;;
 esac
 
 log="$work/console.log"
@@ -69,7 +82,34 @@ awk -v show="${VM_SHOW_OUTPUT:-0}" -v kver="$kver" -v qrc="$qrc" -v secs="$secs"
 function res(ok, name, extra) {
 	printf "%s - [%s] %s%s\n", ok ? "ok" : "not ok", kver, name, extra
 }
-BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; bad = "" }
+# The first line of a report in the kernel log.
+function report_line(l) {
+	return l ~ /(WARNING:|BUG[: ]|Oops|general protection fault|KFENCE|UBSAN|KASAN|Call Trace|list_(add|del) corruption|refcount_t:|slab error|Poison overwritten|Redzone|Object padding|INFO: task .* blocked for more than|INFO: trying to register non-static key|unreferenced object|tplan: .*leak)/
+}
+# One kmemleak entry read: it counts against tplan if a frame of its backtrace is
+# in tplan ("[tplan]" while loaded, an address nothing resolves once unloaded).
+# Leaks are counted per place in tplan that allocated them.
+function leak_flush() {
+	if (kobj != "" && !(kobj in seen)) {
+		seen[kobj] = 1
+		if (kframe != "") {
+			# A test program (its comm is the name cut to 15 characters), or
+			# another task (insmod, rmmod, an engine thread).
+			by = (kcomm in comm_of) ? "during " comm_of[kcomm] : "by " kcomm " (pid " kpid ")"
+			if (!(kframe in nat)) {
+				nleak++; leak[nleak] = kframe; leakdet[kframe] = kbody; leakby[kframe] = by
+			} else if (index(", " leakby[kframe] ", ", ", " by ", ") == 0) {
+				leakby[kframe] = leakby[kframe] ", " by
+			}
+			nat[kframe]++
+		} else if (!nother++) {
+			other = "by " kcomm " (pid " kpid "):" kbody
+		}
+	}
+	kobj = ""
+}
+BEGIN { intest = 0; dm = 0; km = 0; insmod = ""; rmmod = ""; done = 0; nrep = 0; nleak = 0; nother = 0
+	ctx = "before the first test" }
 # Firmware escape sequences may precede the first marker on its line.
 /@@TPLAN / { sub(/^.*@@TPLAN /, "@@TPLAN ") }
 /^@@TPLAN kernel / { booted = $3 }
@@ -84,7 +124,7 @@ BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; bad = "" }
 }
 /^@@TPLAN dmesg-begin/ { dm = 1; next }
 /^@@TPLAN dmesg-end/ { dm = 0; next }
-/^@@TPLAN test-begin / { intest = 1; prog = $3; nok = 0; nnot = 0; next }
+/^@@TPLAN test-begin / { intest = 1; prog = $3; nok = 0; nnot = 0; bin = prog; sub(/@.*/, "", bin); comm_of[substr(bin, 1, 15)] = prog; next }
 /^@@TPLAN test-end / {
 	intest = 0; rc = $4; sub(/^rc=/, "", rc)
 	# A program that died or failed without saying which test failed
@@ -93,9 +133,49 @@ BEGIN { intest = 0; dm = 0; insmod = ""; rmmod = ""; done = 0; bad = "" }
 	else res(rc == 0 || (rc == 4) || (rc != 0 && nnot > 0), prog " exit status " rc, "")
 	next
 }
+/^@@TPLAN kmemleak-begin/ { km = 1; kmemleak = 1; next }
+/^@@TPLAN kmemleak-end/ { leak_flush(); km = 0; next }
+# init.sh encloses each step in "tplan-test: begin/end NAME" lines.  A
+# report runs from its first line to the end of its stack dump; lines that
+# match inside it (its Call Trace) are part of it.
 dm {
-	if ($0 ~ /(WARNING:|BUG[: ]|Oops|general protection fault|KFENCE|UBSAN|KASAN|Call Trace|list_(add|del) corruption|refcount_t:|slab error|Poison overwritten|Redzone|Object padding|INFO: task .* blocked|tplan: .*leak)/) {
-		bad = bad "\n#   " $0
+	line = $0
+	sub(/^\[ *[0-9]+\.[0-9]+\] /, "", line)
+	if (line ~ /^tplan-test: begin /) { ctx = "during " substr(line, 19); open = 0; next }
+	if (line ~ /^tplan-test: end /) {
+		ctx = substr(line, 17); sub(/ rc=[0-9]*$/, "", ctx); ctx = "after " ctx; open = 0; next
+	}
+	if (line ~ /^tplan-test: all tests done/) { ctx = "after the last test"; open = 0; next }
+	if (!open && report_line(line)) {
+		nrep++; title[nrep] = line; at[nrep] = ctx; det[nrep] = ""; ndet = 0
+		open = 1; openlines = 0; detailing = 1
+		next
+	}
+	if (!open) next
+	if (line ~ /Call Trace:/) detailing = 0
+	if (detailing && ndet < 10 && line !~ /^ *$|^-+$|^=+$/) { det[nrep] = det[nrep] "\n#   " line; ndet++ }
+	if (line ~ /<\/TASK>|---\[ end trace/ || ++openlines > 200) open = 0
+	next
+}
+km {
+	if ($0 ~ /^unreferenced object /) {
+		leak_flush()
+		kobj = $3; ksize = $0; sub(/^.*\(size /, "", ksize); sub(/\).*$/, "", ksize)
+		kcomm = "?"; kpid = "?"; kframe = ""; kbody = ""; kbt = 0
+		next
+	}
+	if (kobj == "") next
+	if ($0 ~ /^ *comm "/) {
+		kcomm = $0; sub(/^ *comm "/, "", kcomm); kpid = kcomm
+		sub(/".*$/, "", kcomm); sub(/^.*pid /, "", kpid); sub(/,.*$/, "", kpid)
+	} else if ($0 ~ /^  backtrace/) {
+		kbt = 1
+	} else if (kbt && $0 ~ /^    [^ ]/) {
+		# One frame, "    func+0x1/0x2 [mod]" ("[<addr>] " before it on older kernels).
+		f = $0; sub(/^ +(\[<[0-9a-f]+>\] )?/, "", f)
+		if (f ~ /^0x[0-9a-f]+$/) f = f " (tplan, unloaded)"
+		kbody = kbody "\n#     " f
+		if (kframe == "" && f ~ /\[tplan\]$|\(tplan, unloaded\)$/) kframe = f
 	}
 	next
 }
@@ -117,6 +197,20 @@ END {
 	res(insmod == "ok", "insmod tplan.ko", "")
 	res(done, "run finished within " timeout_s " s (took " secs " s)", "")
 	res(rmmod == "ok", "rmmod tplan (nothing leaked or still referenced)", "")
-	res(bad == "", "dmesg free of WARN/BUG/Oops/slab errors", bad)
+	if (nrep == 0) res(1, "dmesg free of WARN/BUG/Oops, KASAN/UBSAN, lockdep, hung-task and slab reports", "")
+	for (i = 1; i <= nrep; i++) {
+		t = title[i]
+		if (length(t) > 120) t = substr(t, 1, 120) "..."
+		res(0, "dmesg: " t ", " at[i], det[i])
+	}
+	if (kmemleak) {
+		if (nleak == 0) res(1, "kmemleak: no unreferenced tplan objects after the tests or after rmmod",
+				    nother ? "\n#   " nother " unreferenced objects not allocated by tplan, the first " other : "")
+		for (i = 1; i <= nleak; i++) {
+			f = leak[i]
+			res(0, "kmemleak: " nat[f] " unreferenced object" (nat[f] > 1 ? "s" : "") " allocated at " f \
+			    ", " leakby[f], leakdet[f])
+		}
+	}
 }' "$log.txt" | tee -a "$results"
 echo "# [$kver] VM wall time ${secs} s, ${cpus} CPUs, ${mem} MiB (console log: $log.txt)"
