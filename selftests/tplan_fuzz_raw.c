@@ -759,7 +759,7 @@ static void raw_ioctl(struct raw *x, int op)
 	unsigned long req;
 	char desc[FZ_DESC + 160];
 	int ak, ret, n;
-	size_t at;
+	size_t at, long_at = 0;
 
 	memset(s, 0, sizeof(s));
 	x->what[0] = 0;
@@ -787,7 +787,10 @@ static void raw_ioctl(struct raw *x, int op)
 			s[full + fz_below(x->r, size - full)] = 1 + (uint8_t)fz_below(x->r, 255);
 		break;
 	case AK_LONG_FAULT:
-		size = fz_chance(x->r, 50) ? 0xffffffff : full + (uint32_t)PAGE * 3;
+		/* over a page (E2BIG unread), or running into the guard page below it */
+		long_at = 2 * PAGE - full - fz_below(x->r, PAGE - full - 64);
+		size = fz_chance(x->r, 50) ? (fz_chance(x->r, 50) ? 0xffffffff : full + (uint32_t)PAGE * 3) :
+					    (uint32_t)(2 * PAGE - long_at) + 8;
 		break;
 	case AK_NORMAL:
 	case AK_MISALIGNED:
@@ -834,7 +837,7 @@ static void raw_ioctl(struct raw *x, int op)
 		break;
 	case AK_LONG_FAULT:
 		/* zeros after the struct until the guard page */
-		at = 2 * PAGE - full - fz_below(x->r, PAGE);
+		at = long_at;
 		a = arena + at;
 		memset(arena, 0, 2 * PAGE);
 		memcpy(a, s, full);
@@ -855,6 +858,9 @@ static void raw_ioctl(struct raw *x, int op)
 	} else if (ak == AK_SHORT || (ak == AK_STRADDLE && size < min)) {
 		call.expect = EINVAL;
 		call.expect_why = "a size below the struct's first version";
+	} else if (ak == AK_LONG_FAULT && size > PAGE) {
+		call.expect = E2BIG;
+		call.expect_why = "a size over a page";
 	} else if (ak == AK_STRADDLE || ak == AK_LONG_FAULT) {
 		call.expect = EFAULT;
 		call.expect_why = "a struct that runs into an unmapped page";
