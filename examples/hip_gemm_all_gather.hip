@@ -33,9 +33,10 @@
  *    (tplan_query_info()), /dev/tplan present.
  * The KFD engine is not written yet.  This program assumes what it is to
  * provide: each rank's heap in its GPU's memory, mapped into every rank's
- * GPU address space, tplan_heap_devaddr() giving each heap's GPU address,
- * and tplan_plan_start() filling handle.gates with the GPU address of this
- * rank's gate table.  So the kernels take their pointers from those two
+ * GPU address space, tplan_heap_devaddr() giving each heap's GPU address
+ * in this rank's own address space (another rank's differs: addresses are
+ * never exchanged), and tplan_plan_start() filling handle.gates with the
+ * GPU address of this rank's gate table.  So the kernels take their pointers from those two
  * only (out is tplan_heap_devaddr(ctx, rank) + its offset; the gate table
  * is handle.gates, passed on untouched in the handle), the host never
  * reads out through tplan_heap_ptr(), and verification runs on the GPU.

@@ -48,15 +48,15 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 		goto out_free;
 	}
 
-	/* Validate everything before touching the queue. */
+	/* Validate everything before touching the queue, in the sender's map. */
 	env = (struct tplan_chain_env) {
 		.limits = &g->limits,
-		.src_start = g->heaps[tf->rank].dev_base,
+		.src_start = tplan_heap_dev(g, tf->rank, tf->rank),
 		.src_bytes = heap,
-		.dst_start = g->heaps[cmd->peer].dev_base,
+		.dst_start = tplan_heap_dev(g, tf->rank, cmd->peer),
 		.dst_bytes = heap,
-		.own_heap = g->heaps[tf->rank].dev_base,
-		.peer_heap = g->heaps[cmd->peer].dev_base,
+		.own_heap = tplan_heap_dev(g, tf->rank, tf->rank),
+		.peer_heap = tplan_heap_dev(g, tf->rank, cmd->peer),
 		.rank = tf->rank,
 	};
 	for (i = 0; i < cmd->nchains; i++) {
@@ -75,7 +75,7 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 			goto out_free;
 		images[i] = (struct tplan_chain_image) {
 			.dw = dw + at, .ndw = d->ndw, .ref = d->ref,
-			.raw_gate = tplan_group_translate(g, env.ready_gate, 4),
+			.raw_gate = tplan_group_translate(g, tf->rank, env.ready_gate, 4),
 		};
 		at += d->ndw;
 		total += tplan_chain_charge(d->ndw);

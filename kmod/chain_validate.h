@@ -20,7 +20,8 @@
 
 /*
  * struct tplan_chain_env - what one chain (one chunk, one peer) may touch.
- * All addresses are device addresses.  A range is [start, start + bytes).
+ * All addresses are device addresses in the sender's address map (the
+ * chain runs on the sender's queue).  A range is [start, start + bytes).
  */
 struct tplan_chain_env {
 	const struct tplan_sdma_limits *limits;	/* the sending queue's engine */

@@ -3,9 +3,10 @@
  * debugfs: tplan/stats (what users hold: groups, queues, plans, bytes,
  * and the caps), and per group tplan/group-<key>-<serial>/ with a "group"
  * file and one "queue-<src>-<dst>" file per queue (pointers, pointer page,
- * sequences, doorbells, the engine's knobs and counters), "name: value" lines,
- * for people and tests looking at a live group.  The serial number keeps
- * two groups of the same key apart.
+ * sequences, doorbells, the engine's knobs and counters), "name: value"
+ * lines, and a "maps" file, the joined ranks' address maps as a table, for
+ * people and tests looking at a live group.  The serial number keeps two
+ * groups of the same key apart.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -35,6 +36,31 @@ static int tplan_group_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(tplan_group);
+
+/*
+ * One line per heap of each joined viewer's map, then its pointer-page
+ * window (rank "qptr": one page per peer, page dst for queue viewer->dst).
+ */
+static int tplan_maps_show(struct seq_file *m, void *unused)
+{
+	struct tplan_group *g = m->private;
+	u32 v, r;
+
+	seq_puts(m, "viewer rank base size\n");
+	mutex_lock(&g->lock);
+	for (v = 0; v < g->world_size; v++) {
+		if (!(g->joined & BIT(v)))
+			continue;
+		for (r = 0; r < g->world_size; r++)
+			seq_printf(m, "%u %u 0x%016llx 0x%llx\n", v, r, tplan_heap_dev(g, v, r),
+				   g->heap_size);
+		seq_printf(m, "%u qptr 0x%016llx 0x%llx\n", v, tplan_group_qptr_dev(g, v, 0),
+			   (u64)g->world_size * PAGE_SIZE);
+	}
+	mutex_unlock(&g->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tplan_maps);
 
 static int tplan_queue_show(struct seq_file *m, void *unused)
 {
@@ -83,6 +109,7 @@ void tplan_debugfs_group_add(struct tplan_group *g)
 	snprintf(name, sizeof(name), "group-%016llx-%u", g->key, g->id);
 	g->debugfs = debugfs_create_dir(name, tplan_debugfs_root);
 	debugfs_create_file("group", 0444, g->debugfs, g, &tplan_group_fops);
+	debugfs_create_file("maps", 0444, g->debugfs, g, &tplan_maps_fops);
 }
 
 void tplan_debugfs_queue_add(struct tplan_queue *q)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Groups: the ranks of one job on this node, their symmetric heaps, who
- * may join, barrier and all-gather (collective.c has the engine).
+ * Groups: the ranks of one job on this node, their symmetric heaps and
+ * each rank's address map (where it sees every heap), who may join,
+ * barrier and all-gather (collective.c has the engine).
  *
  * A group is found by (key, the creator's effective uid and user
  * namespace) while joins are open, so users never meet: another user
@@ -258,12 +259,24 @@ static void tplan_heap_free(struct tplan_heap *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/*
+ * The engine registers the rank's address map: the soft engine picks
+ * addresses of its own (soft_map.c); a hardware engine would register
+ * those its GPU VM maps the heaps at.  Caller holds g->lock.
+ */
+static int tplan_map_register_locked(struct tplan_group *g, u32 rank)
+{
+	lockdep_assert_held(&g->lock);
+	return tplan_soft_map_register(g, rank);
+}
+
 /* Undo an admission that did not complete.  Caller holds g->lock. */
 static void tplan_join_undo_locked(struct tplan_group *g, u32 rank)
 {
 	lockdep_assert_held(&g->lock);
 	g->joined &= ~BIT(rank);
 	g->ready &= ~BIT(rank);
+	memset(&g->maps[rank], 0, sizeof(g->maps[rank]));
 	tplan_heap_free(&g->heaps[rank]);
 	put_task_struct(g->tasks[rank]);
 	g->tasks[rank] = NULL;
@@ -281,7 +294,6 @@ static int tplan_join(struct tplan_ucmd *ucmd)
 	u64 deadline = tplan_deadline(cmd->timeout_ms);
 	struct tplan_heap heap = {
 		.size = cmd->heap_size,
-		.dev_base = TPLAN_SOFT_DEVADDR_BASE + (cmd->rank + 1ULL) * TPLAN_SOFT_DEVADDR_STRIDE,
 		.user = tf->user,
 	};
 	struct tplan_group *g;
@@ -311,10 +323,14 @@ static int tplan_join(struct tplan_ucmd *ucmd)
 	}
 	mutex_lock(&g->lock);
 	ret = tplan_join_admit_locked(g, cmd);
+	if (!ret)
+		ret = tplan_map_register_locked(g, cmd->rank);
 	if (!ret) {
 		g->joined |= BIT(cmd->rank);
 		g->heaps[cmd->rank] = heap;
 		g->tasks[cmd->rank] = get_task_struct(current->group_leader);
+		/* Its own heap in its own map. */
+		cmd->heap_base = tplan_heap_dev(g, cmd->rank, cmd->rank);
 	}
 	mutex_unlock(&g->lock);
 	mutex_unlock(&tplan_groups_lock);
@@ -324,7 +340,6 @@ static int tplan_join(struct tplan_ucmd *ucmd)
 		return ret;
 	}
 
-	cmd->heap_base = heap.dev_base;
 	ret = tplan_ucmd_respond(ucmd);
 	if (!ret) {
 		mutex_lock(&tplan_groups_lock);
@@ -521,7 +536,8 @@ int tplan_heap_info(struct tplan_ucmd *ucmd)
 		return -ENOTCONN;
 	if (cmd->rank >= g->world_size)
 		return -EINVAL;
-	cmd->heap_base = g->heaps[cmd->rank].dev_base;
+	/* In the caller's map: the address its own packets use. */
+	cmd->heap_base = tplan_heap_dev(g, ucmd->tf->rank, cmd->rank);
 	cmd->heap_size = g->heaps[cmd->rank].size;
 	cmd->mmap_offset = (u64)cmd->rank << TPLAN_MMAP_HEAP_SHIFT;
 	cmd->gate_area_offset = tplan_gate_area_offset(g->heap_size);
@@ -565,30 +581,35 @@ int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 }
 
 /*
- * Device address of queue (src -> dst)'s pointer page in src's map: a
- * page below every heap, which tplan_group_translate() never resolves
- * (only the queue's own engine writes it, with module FENCEs).
+ * The engine's only way to memory: a device address in viewer's map (the
+ * sending rank's) and a length, checked to lie inside one heap.  NULL
+ * when they do not: an address of another rank's map, or the pointer-page
+ * window, is none of viewer's heaps.  No lock: a joined rank's map is
+ * fixed, and so are the heaps once the group completed.
  */
-u64 tplan_group_qptr_dev(struct tplan_group *g, u32 src, u32 dst)
+void *tplan_group_translate(struct tplan_group *g, u32 viewer, u64 addr, u64 len)
 {
-	return TPLAN_SOFT_DEVADDR_BASE + ((u64)src * TPLAN_MAX_WORLD_SIZE + dst) * PAGE_SIZE;
+	const struct tplan_addr_map *m = &g->maps[viewer];
+	u64 off;
+	u32 r;
+
+	for (r = 0; r < g->world_size; r++) {
+		/* Unsigned: an address below the base is a huge offset. */
+		off = addr - m->heap_dev[r];
+		if (!m->heap_dev[r] || !g->heaps[r].vaddr || off >= g->heaps[r].size)
+			continue;
+		if (len > g->heaps[r].size - off)
+			return NULL;
+		return g->heaps[r].vaddr + off;
+	}
+	return NULL;
 }
 
 /*
- * The engine's only way to memory: a device address and a length, checked
- * to lie inside one heap.  NULL when they do not.
+ * Device address, in src's map, of the one-page pointer page of queue
+ * src->dst: page dst of src's window, which overlaps no heap of any map.
  */
-void *tplan_group_translate(struct tplan_group *g, u64 addr, u64 len)
+u64 tplan_group_qptr_dev(struct tplan_group *g, u32 src, u32 dst)
 {
-	u64 rank, off;
-
-	if (addr < TPLAN_SOFT_DEVADDR_BASE + TPLAN_SOFT_DEVADDR_STRIDE)
-		return NULL;
-	rank = (addr - TPLAN_SOFT_DEVADDR_BASE) / TPLAN_SOFT_DEVADDR_STRIDE - 1;
-	if (rank >= g->world_size || !g->heaps[rank].vaddr)
-		return NULL;
-	off = addr - g->heaps[rank].dev_base;
-	if (off >= g->heaps[rank].size || len > g->heaps[rank].size - off)
-		return NULL;
-	return g->heaps[rank].vaddr + off;
+	return g->maps[src].qptr_dev + (u64)dst * PAGE_SIZE;
 }

@@ -48,7 +48,7 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 	u32 world = g->world_size, me = tf->rank, i, at = 0, peer;
 	struct tplan_plan_chain *chains;
 	u32 *next_chunk, *slot;
-	u64 own_heap = g->heaps[me].dev_base;
+	u64 own_heap = tplan_heap_dev(g, me, me);
 	int ret = -EINVAL, n;
 
 	if (cmd->nchains != part->nchunks * (world - 1))
@@ -100,10 +100,10 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 		slot[peer] = part->peer_first[peer];
 	}
 
-	/* Pass 2: validate each chain against its chunk's gates and peer. */
+	/* Pass 2: each chain against its chunk's gates and peer, in this rank's map. */
 	for (i = 0, at = 0; i < cmd->nchains; i++) {
 		const struct tplan_plan_chain *c = &chains[i];
-		u64 peer_heap = g->heaps[c->peer].dev_base;
+		u64 peer_heap = tplan_heap_dev(g, me, c->peer);
 		u32 gchunk = p->chunk_base[me] + c->chunk;
 		struct tplan_chain_env env = {
 			.limits = &g->limits,

@@ -474,8 +474,8 @@ int tplan_put(struct tplan_ucmd *ucmd)
 	     !tplan_range_ok(cmd->signal_offset, 8, g->heap_size)))
 		return -EINVAL;
 
-	src = g->heaps[tf->rank].dev_base + cmd->src_offset;
-	dst = g->heaps[cmd->peer].dev_base + cmd->dst_offset;
+	src = tplan_heap_dev(g, tf->rank, tf->rank) + cmd->src_offset;
+	dst = tplan_heap_dev(g, tf->rank, cmd->peer) + cmd->dst_offset;
 	/*
 	 * As many copies as fit each time the lock is held, each batch ended
 	 * by its done FENCE; a put longer than the free ring goes in parts
@@ -508,7 +508,7 @@ int tplan_put(struct tplan_ucmd *ucmd)
 		if (done == cmd->length && cmd->flags & TPLAN_PUT_SIGNAL &&
 		    tplan_queue_fits(q, tplan_queue_after(q, q->wtail, TPLAN_SDMA_ATOMIC_DW))) {
 			struct tplan_sdma_atomic add = {
-				.addr = g->heaps[cmd->peer].dev_base + cmd->signal_offset,
+				.addr = tplan_heap_dev(g, tf->rank, cmd->peer) + cmd->signal_offset,
 				.src_data = 1,
 				.atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
 			};

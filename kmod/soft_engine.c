@@ -389,7 +389,7 @@ static int tplan_soft_poll(struct tplan_soft_queue *sq, const struct tplan_soft_
 
 	if (!p->mem_poll || p->hdp_flush)
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
-	word = tplan_group_translate(q->group, p->addr, 4);
+	word = tplan_group_translate(q->group, q->src, p->addr, 4);
 	if (!word)
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 
@@ -458,8 +458,8 @@ static int tplan_soft_copy_linear(struct tplan_soft_queue *sq, const struct tpla
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
 	if (c->bytes > q->group->limits.max_copy_bytes)
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_PACKET);
-	src = tplan_group_translate(q->group, c->src, c->bytes);
-	dst = tplan_group_translate(q->group, c->dst, c->bytes);
+	src = tplan_group_translate(q->group, q->src, c->src, c->bytes);
+	dst = tplan_group_translate(q->group, q->src, c->dst, c->bytes);
 	if (!src || !dst)
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 	ret = tplan_soft_memmove(dst, src, c->bytes);
@@ -493,8 +493,8 @@ static int tplan_soft_copy_sub_window(struct tplan_soft_queue *sq,
 	src_hi = tplan_window_offset(&c->src, esize, 0, c->rect_y - 1, c->rect_z - 1) + row;
 	dst_lo = tplan_window_offset(&c->dst, esize, 0, 0, 0);
 	dst_hi = tplan_window_offset(&c->dst, esize, 0, c->rect_y - 1, c->rect_z - 1) + row;
-	src = tplan_group_translate(q->group, c->src.addr + src_lo, src_hi - src_lo);
-	dst = tplan_group_translate(q->group, c->dst.addr + dst_lo, dst_hi - dst_lo);
+	src = tplan_group_translate(q->group, q->src, c->src.addr + src_lo, src_hi - src_lo);
+	dst = tplan_group_translate(q->group, q->src, c->dst.addr + dst_lo, dst_hi - dst_lo);
 	if (!src || !dst)
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 
@@ -527,7 +527,7 @@ static int tplan_soft_atomic(struct tplan_soft_queue *sq, const struct tplan_sof
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
 	if (!IS_ALIGNED(a->addr, 8))
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
-	v = tplan_group_translate(q->group, a->addr, 8);
+	v = tplan_group_translate(q->group, q->src, a->addr, 8);
 	if (!v)
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 	/*
@@ -554,7 +554,7 @@ static int tplan_soft_fence(struct tplan_soft_queue *sq, const struct tplan_soft
 		sq->fence_data = f->data;
 		return TPLAN_EXEC_DONE;
 	}
-	p = tplan_group_translate(q->group, f->addr, 4);
+	p = tplan_group_translate(q->group, q->src, f->addr, 4);
 	if (!p)
 		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
 	/* Release: the packets before the fence are done for its reader. */

@@ -15,7 +15,7 @@
  *   tplan_groups_lock	the list of groups still being joined
  *   part->lock		one rank's part of a plan: its state transitions
  *   q->wlock		the writer side of one ring (wtail, emit, publish)
- *   g->lock		membership, collectives, queues[][], plans, faults
+ *   g->lock		membership, address maps, collectives, queues[][], plans, faults
  *   q->budget_lock	(spinlock) a queue's prepared-copy charge and marks
  * A file has no lock of its own: its group is published once (release /
  * acquire), and it runs one collective at a time (TPLAN_FILE_IN_COLL).
@@ -58,14 +58,6 @@ extern struct tplan_params tplan_params;
 /* The round a plan prepared now starts at: 1, unless a test says otherwise. */
 u32 tplan_first_round(void);
 
-/*
- * Device addresses of the soft engine's heaps: rank r's heap starts at
- * TPLAN_SOFT_DEVADDR_BASE + (r + 1) * TPLAN_SOFT_DEVADDR_STRIDE.  They look
- * like GPU virtual addresses and are never dereferenced as such: the
- * engine translates them through the group (group.c).
- */
-#define TPLAN_SOFT_DEVADDR_BASE		0x0000400000000000ULL
-#define TPLAN_SOFT_DEVADDR_STRIDE	(1ULL << 40)
 /* mmap offset of rank r's heap on any rank's file. */
 #define TPLAN_MMAP_HEAP_SHIFT		40
 /* mmap offsets of the queue (own rank -> peer): its ring, its pointer page. */
@@ -76,8 +68,22 @@ u32 tplan_first_round(void);
 struct tplan_heap {
 	void *vaddr;			/* __vmalloc(), zeroed, charged */
 	u64 size;
-	u64 dev_base;
 	struct tplan_user *user;	/* who the bytes are charged to */
+};
+
+/*
+ * struct tplan_addr_map - one rank's device address space, as its queues'
+ * packets address memory.  On hardware each rank's GPU VM maps every heap
+ * at an address of its own, so a device address means something only to
+ * the rank whose map it comes from: packets on queue src->dst are read in
+ * src's map, by the validator and the engine alike.  The engine registers
+ * a rank's map when it joins (the soft engine's: soft_map.c); fixed from
+ * then on.  Heaps do not overlap within a map; the window does not
+ * overlap any heap of any map.
+ */
+struct tplan_addr_map {
+	u64 heap_dev[TPLAN_MAX_WORLD_SIZE];	/* rank r's heap as this rank sees it */
+	u64 qptr_dev;			/* window of this rank's queues' pointer pages */
 };
 
 struct tplan_queue;
@@ -131,6 +137,7 @@ struct tplan_group {
 	int broken;			/* 0 or the errno collectives now fail with */
 
 	struct tplan_heap heaps[TPLAN_MAX_WORLD_SIZE];
+	struct tplan_addr_map maps[TPLAN_MAX_WORLD_SIZE];	/* joined ranks' */
 	struct task_struct *tasks[TPLAN_MAX_WORLD_SIZE];	/* admitted ranks' */
 	struct tplan_coll coll;
 	struct tplan_queue *queues[TPLAN_MAX_WORLD_SIZE][TPLAN_MAX_WORLD_SIZE];
@@ -265,11 +272,17 @@ int tplan_heap_info(struct tplan_ucmd *ucmd);
 int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma);
 void tplan_group_leave(struct tplan_file *tf);
 void tplan_group_break(struct tplan_group *g, int err);
-void *tplan_group_translate(struct tplan_group *g, u64 addr, u64 len);
+void *tplan_group_translate(struct tplan_group *g, u32 viewer, u64 addr, u64 len);
 u64 tplan_group_qptr_dev(struct tplan_group *g, u32 src, u32 dst);
 void tplan_group_note_fault(struct tplan_group *g, const struct tplan_fault_record *f);
 bool tplan_group_fault_for(struct tplan_group *g, u32 rank, u32 peer_mask,
 			   struct tplan_fault_record *f);
+
+/* Device address of rank's heap in viewer's map (a joined viewer's). */
+static inline u64 tplan_heap_dev(const struct tplan_group *g, u32 viewer, u32 rank)
+{
+	return g->maps[viewer].heap_dev[rank];
+}
 
 /* A queue involving rank and a peer in peer_mask faulted (for wait conditions). */
 static inline bool tplan_group_faulted(struct tplan_group *g, u32 rank, u32 peer_mask)
@@ -316,6 +329,9 @@ u64 tplan_gate_area_offset(u64 heap_size);
 int tplan_chain_submit(struct tplan_ucmd *ucmd);
 void tplan_queues_destroy(struct tplan_group *g, u32 src);
 void tplan_queue_wake(struct tplan_queue *q);
+
+/* soft_map.c */
+int tplan_soft_map_register(struct tplan_group *g, u32 rank);
 
 /* debugfs.c */
 void tplan_debugfs_init(void);

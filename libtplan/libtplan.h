@@ -116,9 +116,10 @@ int tplan_all_gather(struct tplan_ctx *ctx, const void *in, size_t bytes, void *
 
 /*
  * Rank rank's heap: this process's mapping of it (every rank maps every
- * heap at join), its device address as packets carry it, and its size
- * (the same for every rank).  NULL / 0 before a join or for a rank out of
- * range.
+ * heap at join), its device address as this rank's packets carry it (in
+ * this rank's own address map: valid on this rank only, never to be
+ * passed to another rank), and its size (the same for every rank).
+ * NULL / 0 before a join or for a rank out of range.
  */
 void *tplan_heap_ptr(const struct tplan_ctx *ctx, unsigned int rank);
 uint64_t tplan_heap_devaddr(const struct tplan_ctx *ctx, unsigned int rank);

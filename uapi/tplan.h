@@ -172,7 +172,8 @@ struct tplan_info {
  * @sdma_ip: In: TPLAN_SDMA_440 or TPLAN_SDMA_442: whose per-packet limits apply
  * @timeout_ms: In: how long to wait for the other ranks (0: default)
  * @__reserved: must be 0
- * @heap_base: Out: device address of this rank's heap
+ * @heap_base: Out: device address of this rank's heap in this rank's own
+ *             address map (see struct tplan_heap_info)
  *
  * Who meets whom: a group is found by @key and the caller's effective uid
  * and user namespace, so another user's group of the same key is never
@@ -269,8 +270,14 @@ struct tplan_group_all_gather {
  * struct tplan_heap_info - TPLAN_IOC_HEAP_INFO: where rank @rank's heap is
  * @size: In: sizeof(struct tplan_heap_info)
  * @rank: In: 0..world_size-1 (any rank; every rank may map every heap)
- * @heap_base: Out: device address of the heap's first byte, as packets
- *             carry it
+ * @heap_base: Out: device address of the heap's first byte as the CALLER
+ *             sees it: in the caller's address map, the address the
+ *             caller's own packets use.  Each rank has a map of its own
+ *             (on hardware, its GPU's address space); packets of queue
+ *             src->dst are read in src's map, so an address is valid only
+ *             on the rank that obtained it: never pass one to another
+ *             rank (pass heap offsets).  Page aligned; another rank sees
+ *             the same heap at another address.
  * @heap_size: Out: bytes
  * @mmap_offset: Out: pass to mmap() on this file to map the heap (shared,
  *               read/write, at most heap_size bytes from offset 0)

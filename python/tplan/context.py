@@ -157,8 +157,10 @@ class Context:
         return [_lib.lib().tplan_heap_ptr(self._c(), r) for r in range(self.world_size)]
 
     def heap_devaddr(self, rank: Optional[int] = None) -> int:
-        """Rank `rank`'s heap's device address, as packets (and GPU kernels
-        on the KFD engine) address it."""
+        """Rank `rank`'s heap's device address, as this rank's packets (and
+        GPU kernels on the KFD engine) address it: in this rank's own
+        address map, valid on this rank only. Never send it to another
+        rank; exchange heap offsets instead."""
         return _lib.lib().tplan_heap_devaddr(self._c(), self.rank if rank is None else rank)
 
     def heap(self, rank: Optional[int] = None):
