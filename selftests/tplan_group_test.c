@@ -565,10 +565,24 @@ static int pidns_rank(struct tplan_rank_env *env)
 	return 0;
 }
 
+/* Can this kernel make a pid namespace (CONFIG_PID_NS)?  Asked in a child. */
+static int pid_namespaces(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWPID) ? 1 : 0);
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       !WEXITSTATUS(status);
+}
+
 TEST_F_TIMEOUT(group, other_pid_namespace_is_eperm, 60)
 {
 	if (getuid() != 0)
 		SKIP(return, "needs root to make a pid namespace");
+	if (!pid_namespaces())
+		SKIP(return, "a kernel without pid namespaces (CONFIG_PID_NS)");
 	RUN_RANKS(2, pidns_rank, NULL, 50000);
 }
 
