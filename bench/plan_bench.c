@@ -1,30 +1,62 @@
 // SPDX-License-Identifier: MIT
 /*
- * plan_bench: what a triggered plan costs the host per round, and what the
- * software engine moves, each next to memcpy on the same machine in the
- * same run.
+ * plan_bench: what one round of a triggered plan costs, taken apart, next
+ * to floors measured in the same run.
  *
- *   1. Per-round host cost: next_round (re-arm) + start + wait, with an
- *      instant producer (every chunk marked right after start), for plans
- *      of 1..1024 regions (one 64-byte region per chunk, so one chain per
- *      region and peer) over 1, 3 and 7 peers.  Next to it: memcpy of the
- *      bytes of the chains a re-arm queues (this rank's, one round).
- *   2. All-gather bandwidth: 4 ranks, one chunk per rank, parts of 256 KiB
+ *   1. Per rank and per round, with an instant producer (every chunk
+ *      marked right after start):
+ *       - host CPU time (CLOCK_THREAD_CPUTIME_ID) of re-arm
+ *         (tplan_plan_next_round), start and wait, each timed alone; the
+ *         wait is timed only after the gates show every arrival (polled in
+ *         the mapped heaps), so the engine's poll back-off is not billed
+ *         to the host;
+ *       - the ioctls the round makes (counted by a wrapper around ioctl(),
+ *         linked with --wrap=ioctl) and the sleeps: "votes" are the
+ *         cross-rank collectives a round takes by the kernel's code
+ *         (next_round: a reserve vote and a commit vote,
+ *         kmod/plan_prepare.c), "sleeps" the voluntary context switches
+ *         measured in next_round and wait (getrusage(RUSAGE_THREAD), read
+ *         outside the timed spans);
+ *       - wall time of the round, separately;
+ *       - the engine: CPU time of the group's soft-engine threads
+ *         (tplan-g<id>/<src>-<dst>, /proc/<pid>/schedstat) per round, and
+ *         mark-to-arrival latency (last mark of this rank to its chunks'
+ *         arrival at every peer), p50 and p99 over every rank's rounds.
+ *      Floors, in the same group right after each row, on rank 0, in bulk
+ *      (a clock read per batch, never per call): a null ioctl through
+ *      tplan's dispatch (TPLAN_IOC_INFO: size check, copy in, a handler
+ *      that only fills constants, copy out) and a memcpy of the bytes of
+ *      this rank's chains for one round (computed from the schedule: per
+ *      chain POLL_REGMEM + one COPY_LINEAR per 64-byte region + ATOMIC).
+ *      ratio = host CPU per round / (null ioctl + memcpy).
+ *      Axes: chunks per plan 1..1024, regions per chunk 1..64, peers 1..7
+ *      (world = peers + 1 forked processes); the grid takes the axes'
+ *      corners and middles, not their full product (TCG is slow).
+ *   2. All-gather rounds per second, 4 ranks, 16 chunks of 4 KiB: plain
+ *      next_round + start + mark + wait, no instrumentation.
+ *   3. All-gather bandwidth: 4 ranks, one chunk per rank, parts of 256 KiB
  *      .. 16 MiB: start + mark + wait on the software engine against one
  *      memcpy of every byte the round moves (world x (world - 1) parts).
  *
- * Each configuration is a group of forked ranks; rank 0 measures, every
- * rank runs the same rounds.  Usage: plan_bench [scale, default 1] (scales
- * the number of rounds).
+ * Usage: plan_bench [scale [PxCxR,...]]: scale multiplies the rounds
+ * (200 per row at 1; below 1 only for quick looks); the second argument
+ * runs only the listed rows (peers x chunks x regions).
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "libtplan.h"
@@ -32,22 +64,60 @@
 #include "tplan_sdma.h"
 
 #define REGION_BYTES 64
-#define COST_HEAP (16ULL << 20)
+#define ROUNDS_BASE 200
+#define MAX_ROWS 32
+#define MAX_WORLD 8
+#define MAX_ENGINES 128
 #define BW_WORLD 4
+#define AG_WORLD 4
+#define AG_CHUNKS 16
+#define AG_CHUNK_BYTES 4096
+/* next_round's collectives (reserve vote, commit vote), from kmod/plan_prepare.c */
+#define VOTES_PER_ROUND 2
+/* untimed rounds before a group's first row */
+#define WARM_ROUNDS 30
 
-static const uint32_t peers_list[] = { 1, 3, 7 };
-static const uint32_t regions_list[] = { 1, 4, 16, 64, 256, 1024 };
+struct row_spec {
+	uint32_t peers, chunks, regions;
+};
+
+/*
+ * Each axis' corners and middles, at every peer count: 1024 chunks of 64
+ * regions at 1 peer, and at 7 peers 1024 chunks of one region (the
+ * figure the issue quotes).  7 x 1024 x 64 is beyond max_plan_spans (1M
+ * copies, every rank's together); the larger rows of 3 and 7 peers are
+ * kept to about 100 KiB of chains per rank, so that the default run
+ * (200 rounds a row) stays within about ten minutes in TCG, where the
+ * engine is the slow part.
+ */
+static const struct row_spec grid[] = {
+	{ 1, 1, 1 }, { 1, 1, 64 }, { 1, 32, 8 }, { 1, 1024, 1 }, { 1, 1024, 64 },
+	{ 3, 1, 1 }, { 3, 1, 64 }, { 3, 32, 8 }, { 3, 1024, 1 }, { 3, 32, 64 },
+	{ 7, 1, 1 }, { 7, 1, 64 }, { 7, 32, 8 }, { 7, 1024, 1 }, { 7, 64, 8 },
+};
+
 static const uint64_t bw_parts[] = { 256ULL << 10, 4ULL << 20, 16ULL << 20 };
-
-#define NPEERS (sizeof(peers_list) / sizeof(peers_list[0]))
-#define NREGIONS (sizeof(regions_list) / sizeof(regions_list[0]))
 #define NPARTS (sizeof(bw_parts) / sizeof(bw_parts[0]))
 
-struct cost {
+/* One rank's round. */
+struct sample {
+	uint64_t cpu_rearm, cpu_start, cpu_wait;	/* ns, clock overhead taken off */
+	uint64_t wall_round;				/* ns, the whole round */
+	uint64_t latency;				/* ns, last mark to arrival */
+	uint32_t sleeps;				/* in next_round and wait */
+	uint32_t __pad;
+};
+
+struct row_result {
+	struct row_spec spec;
 	uint32_t rounds;
-	uint64_t chain_bytes;	/* this rank's chains, one round */
-	uint64_t next_ns, start_ns, wait_ns;
-	double memcpy_ns;
+	uint64_t chain_bytes;		/* this rank's chains, one round */
+	uint64_t ring_bytes;		/* what rank 0's rings got per round */
+	uint64_t ioctls;		/* rank 0, over the timed rounds */
+	uint64_t engine_ns;		/* the group's engine threads, over the timed rounds */
+	uint64_t clock_ns;		/* one CPU clock read, rank 0 */
+	double ioctl_ns, memcpy_ns;	/* the floors */
+	int done;
 };
 
 struct bw {
@@ -57,22 +127,106 @@ struct bw {
 };
 
 struct shared {
-	struct cost cost[NPEERS][NREGIONS];
+	struct row_result row[MAX_ROWS];
 	struct bw bw[NPARTS];
+	uint32_t ag_rounds;
+	uint64_t ag_ns, ag_cpu_ns;
 	volatile int failed;
 	char why[256];
 };
 
 static struct shared *sh;
+static struct sample *samples;	/* [row][rank][round], shared */
+static struct row_spec rows[MAX_ROWS];
+static uint32_t nrows, rounds_per_row;
 static double scale = 1.0;
 
-static uint64_t now_ns(void)
+/* ---- counting ioctls --------------------------------------------------- */
+
+int __real_ioctl(int fd, unsigned long request, ...);
+int __wrap_ioctl(int fd, unsigned long request, ...);
+static uint64_t ioctl_calls;
+
+/* Every ioctl of this program and of libtplan (linked --wrap=ioctl) comes here. */
+int __wrap_ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	ioctl_calls++;
+	return __real_ioctl(fd, request, arg);
+}
+
+/* ---- clocks ------------------------------------------------------------- */
+
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+static uint64_t cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static uint32_t sleeps_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (uint32_t)ru.ru_nvcsw;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of n values, sorted in place. */
+static uint64_t quantile(uint64_t *v, size_t n, double q)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	i = (size_t)(q * (double)(n - 1) + 0.5);
+	return v[i < n ? i : n - 1];
+}
+
+/* What reading the thread CPU clock costs: the median of back-to-back reads. */
+static uint64_t cpu_clock_overhead(void)
+{
+	uint64_t d[501];
+	unsigned int i;
+
+	for (i = 0; i < 501; i++) {
+		uint64_t a = cpu_ns();
+
+		d[i] = cpu_ns() - a;
+	}
+	return quantile(d, 501, 0.5);
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* ---- errors -------------------------------------------------------------- */
 
 static int fail(struct tplan_ctx *ctx, const char *what, int err)
 {
@@ -91,45 +245,165 @@ static int fail(struct tplan_ctx *ctx, const char *what, int err)
 			return fail((ctx), #call, _r);			\
 	} while (0)
 
-/* Nanoseconds one memcpy of bytes takes: the mean over 0.2 s of copies. */
-static double memcpy_ns(uint64_t bytes)
-{
-	unsigned char *a = malloc(bytes), *b = malloc(bytes);
-	uint64_t t0, reps = 0, target = 200000000ULL;	/* 0.2 s */
-	volatile unsigned char sink;
+/* ---- floors ------------------------------------------------------------------ */
 
-	if (!a || !b) {
-		free(a);
-		free(b);
-		return 0;
+/*
+ * CPU nanoseconds of one call of fn, timed in batches that double until
+ * one takes at least 20 ms; one clock read per batch.
+ */
+static double bulk_ns(void (*fn)(void *arg, uint64_t reps), void *arg)
+{
+	uint64_t reps = 16, t;
+
+	for (;;) {
+		t = cpu_ns();
+		fn(arg, reps);
+		t = cpu_ns() - t;
+		if (t >= 20000000ULL || reps >= (1ULL << 32))
+			return (double)t / (double)reps;
+		reps *= 2;
 	}
-	memset(a, 1, bytes);
-	memset(b, 2, bytes);	/* both faulted in */
-	t0 = now_ns();
-	do {
-		memcpy(b, a, bytes);
-		a[reps % bytes]++;	/* keep the copies from being merged */
-		reps++;
-	} while (now_ns() - t0 < target || reps < 3);
-	sink = b[bytes / 2];
-	(void)sink;
-	t0 = now_ns() - t0;
-	free(a);
-	free(b);
-	return (double)t0 / (double)reps;
 }
+
+struct copy_job {
+	unsigned char *a, *b;
+	uint64_t bytes;
+};
+
+static void copy_reps(void *arg, uint64_t reps)
+{
+	struct copy_job *j = arg;
+	uint64_t i;
+
+	for (i = 0; i < reps; i++) {
+		memcpy(j->b, j->a, j->bytes);
+		j->a[i % j->bytes]++;	/* keep the copies from being merged */
+		__asm__ __volatile__("" : : "r"(j->b) : "memory");
+	}
+}
+
+static double memcpy_floor_ns(uint64_t bytes)
+{
+	struct copy_job j = { malloc(bytes), malloc(bytes), bytes };
+	double ns = 0;
+
+	if (j.a && j.b) {
+		memset(j.a, 1, bytes);
+		memset(j.b, 2, bytes);	/* both faulted in */
+		ns = bulk_ns(copy_reps, &j);
+	}
+	free(j.a);
+	free(j.b);
+	return ns;
+}
+
+static void info_reps(void *arg, uint64_t reps)
+{
+	int fd = *(int *)arg;
+	struct tplan_info info;
+	uint64_t i;
+
+	for (i = 0; i < reps; i++) {
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		ioctl(fd, TPLAN_IOC_INFO, &info);
+	}
+}
+
+/* ---- the engine's threads -------------------------------------------------- */
+
+/*
+ * The soft engine's threads of the newest group (the one this run joined
+ * last): tplan-g<id>/<src>-<dst>, the largest id.
+ */
+static unsigned int engine_pids(pid_t *pids, unsigned int room)
+{
+	char path[300], comm[64];
+	unsigned long id, best = 0;
+	unsigned int n = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strncmp(comm, "tplan-g", 7))
+			continue;
+		id = strtoul(comm + 7, &end, 10);
+		if (*end != '/')
+			continue;
+		if (id > best) {
+			best = id;
+			n = 0;
+		}
+		if (id == best && n < room)
+			pids[n++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* CPU time of the threads: schedstat (ns), else utime + stime (ticks). */
+static uint64_t engine_cpu_ns(const pid_t *pids, unsigned int n)
+{
+	char path[64], buf[512], *p;
+	unsigned long long ns, ut, st;
+	uint64_t sum = 0;
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pids[i]);
+		f = fopen(path, "r");
+		if (f && fscanf(f, "%llu", &ns) == 1) {
+			sum += ns;
+			fclose(f);
+			continue;
+		}
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+		/* Fields 14 and 15, counted after the ")" that ends the name. */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				&ut, &st) == 2)
+			sum += (ut + st) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	}
+	return sum;
+}
+
+/* ---- ranks ------------------------------------------------------------------------ */
 
 static int join(struct tplan_ctx **ctx, uint64_t key, uint32_t world, uint32_t rank,
 		uint64_t heap)
 {
 	struct tplan_join_params p = {
 		.key = key, .world_size = world, .rank = rank, .heap_size = heap,
-		.timeout_ms = 120000,
+		.timeout_ms = 300000,
 	};
 	int ret = tplan_ctx_open(ctx, NULL);
 
 	if (ret)
 		return ret;
+	tplan_ctx_set_timeout(*ctx, 300000);
 	return tplan_ctx_join(*ctx, &p);
 }
 
@@ -144,83 +418,320 @@ static void mark_all(const struct tplan_handle *h)
 		tplan_mark_ready(&v, &cta, c);
 }
 
-/* ---- 1. per-round host cost --------------------------------------------------- */
-
-static int cost_rank(uint64_t key, uint32_t pi, uint32_t rank)
+static volatile uint64_t *arrival(struct tplan_ctx *ctx, uint32_t rank, uint64_t gate_off,
+				  uint32_t chunk)
 {
-	uint32_t world = peers_list[pi] + 1, ri, round, c;
-	struct tplan_ctx *ctx;
-	uint64_t buf;
+	return (volatile uint64_t *)((char *)tplan_heap_ptr(ctx, rank) + gate_off +
+				     (uint64_t)chunk * TPLAN_GATE_ROW_BYTES + TPLAN_GATE_ARRIVAL);
+}
 
-	CHECK(NULL, join(&ctx, key, world, rank, COST_HEAP));
-	CHECK(ctx, tplan_heap_alloc(ctx, (uint64_t)world * 1024 * REGION_BYTES, 4096, &buf));
-	for (ri = 0; ri < NREGIONS; ri++) {
-		uint32_t nreg = regions_list[ri];
-		uint64_t part = (uint64_t)nreg * REGION_BYTES, own = buf + rank * part;
-		uint32_t rounds = (uint32_t)(scale * (40000.0 / (nreg * world)));
-		struct tplan_queue_info q0, q1;
-		struct tplan_schedule *s;
-		struct tplan_plan *plan;
-		struct tplan_handle h;
-		struct cost *cst = &sh->cost[pi][ri];
-		uint64_t t0, t1, t2, t3;
+/*
+ * Spin (yielding: on few CPUs the engine threads need this one) until
+ * every arrival gate the wait will check shows the round: this rank's
+ * chunks at every peer (then *t_own is stamped), every other chunk here.
+ */
+static void poll_arrivals(struct tplan_ctx *ctx, const struct tplan_handle *h,
+			  uint64_t gate_off, uint64_t *t_own)
+{
+	uint32_t me = h->rank, first = h->chunk_base[me], end = h->chunk_base[me + 1];
+	uint32_t c = first, r = 0;
 
-		if (rounds < 5)
-			rounds = 5;
-		if (rounds > 400)
-			rounds = 400;
-		CHECK(ctx, tplan_schedule_new(&s));
-		for (c = 0; c < nreg; c++) {
-			struct tplan_region r = { .offset = own + (uint64_t)c * REGION_BYTES,
-						  .width = REGION_BYTES, .pitch = REGION_BYTES,
-						  .rows = 1 };
-
-			if (tplan_schedule_add_chunk(s, &r, 1, 1) < 0)
-				return fail(ctx, "add_chunk", -EINVAL);
+	while (c < end) {
+		if (r == me || __atomic_load_n(arrival(ctx, r, gate_off, c), __ATOMIC_ACQUIRE) >=
+			       h->round) {
+			if (++r == h->world_size) {
+				r = 0;
+				c++;
+			}
+			continue;
 		}
-		CHECK(ctx, tplan_plan_create(ctx, buf, (uint64_t)world * part, own, part, s, &plan));
-		/* Round 1 outside the timing: it was queued at create. */
+		sched_yield();
+	}
+	*t_own = now_ns();
+	for (c = 0; c < h->total_chunks; c++) {
+		if (c >= first && c < end)
+			continue;
+		while (__atomic_load_n(arrival(ctx, me, gate_off, c), __ATOMIC_ACQUIRE) < h->round)
+			sched_yield();
+	}
+}
+
+static uint64_t chain_bytes_of(const struct row_spec *s)
+{
+	uint64_t chain_dw = TPLAN_SDMA_POLL_DW + (uint64_t)s->regions * TPLAN_SDMA_COPY_LINEAR_DW +
+			    TPLAN_SDMA_ATOMIC_DW;
+
+	return chain_dw * 4 * s->chunks * s->peers;
+}
+
+static uint64_t ring_wptr_sum(struct tplan_ctx *ctx, uint32_t world, uint32_t me)
+{
+	struct tplan_queue_info q;
+	uint64_t sum = 0;
+	uint32_t r;
+
+	for (r = 0; r < world; r++) {
+		if (r == me)
+			continue;
+		memset(&q, 0, sizeof(q));
+		if (!tplan_queue_info(ctx, r, &q))
+			sum += q.wptr;
+	}
+	return sum;
+}
+
+static struct sample *sample_at(uint32_t row, uint32_t rank, uint32_t round)
+{
+	return &samples[((size_t)row * MAX_WORLD + rank) * rounds_per_row + round];
+}
+
+/*
+ * A plan of s->chunks chunks, each of s->regions regions of 64 bytes, one
+ * writer, to every peer; its round 1 is queued.
+ */
+static int make_plan(struct tplan_ctx *ctx, const struct row_spec *s, uint32_t rank,
+		     uint64_t buf, struct tplan_plan **plan)
+{
+	uint32_t world = s->peers + 1, c, k;
+	uint64_t part = (uint64_t)s->chunks * s->regions * REGION_BYTES, own = buf + rank * part;
+	struct tplan_schedule *sched;
+	struct tplan_region *reg;
+
+	CHECK(ctx, tplan_schedule_new(&sched));
+	reg = calloc(s->regions, sizeof(*reg));
+	if (!reg)
+		return fail(ctx, "calloc", -ENOMEM);
+	for (c = 0; c < s->chunks; c++) {
+		for (k = 0; k < s->regions; k++)
+			reg[k] = (struct tplan_region){
+				.offset = own + ((uint64_t)c * s->regions + k) * REGION_BYTES,
+				.width = REGION_BYTES, .pitch = REGION_BYTES, .rows = 1,
+			};
+		if (tplan_schedule_add_chunk(sched, reg, s->regions, 1) < 0)
+			return fail(ctx, "add_chunk", -EINVAL);
+	}
+	free(reg);
+	CHECK(ctx, tplan_plan_create(ctx, buf, (uint64_t)world * part, own, part, sched, plan));
+	tplan_schedule_free(sched);
+	return 0;
+}
+
+/* Rounds untimed; the first is the one queued at create. */
+static int plain_rounds(struct tplan_ctx *ctx, struct tplan_plan *plan, uint32_t rounds,
+			bool first)
+{
+	struct tplan_handle h;
+	uint32_t round;
+
+	for (round = 0; round < rounds; round++) {
+		if (round || !first)
+			CHECK(ctx, tplan_plan_next_round(plan));
 		CHECK(ctx, tplan_plan_start(plan, &h));
 		mark_all(&h);
-		CHECK(ctx, tplan_plan_wait(plan, 120000));
-		CHECK(ctx, tplan_queue_info(ctx, (rank + 1) % world, &q0));
-		if (rank == 0)
-			memset(cst, 0, sizeof(*cst));
-		for (round = 0; round < rounds; round++) {
-			t0 = now_ns();
-			CHECK(ctx, tplan_plan_next_round(plan));
-			t1 = now_ns();
-			CHECK(ctx, tplan_plan_start(plan, &h));
-			t2 = now_ns();
-			mark_all(&h);
-			CHECK(ctx, tplan_plan_wait(plan, 120000));
-			t3 = now_ns();
-			if (rank == 0) {
-				cst->next_ns += t1 - t0;
-				cst->start_ns += t2 - t1;
-				cst->wait_ns += t3 - t2;
-			}
-		}
-		if (rank == 0) {
-			CHECK(ctx, tplan_queue_info(ctx, 1, &q1));
-			cst->rounds = rounds;
-			/* The ring bytes a re-arm writes to one peer, times the peers. */
-			cst->chain_bytes = (q1.wptr - q0.wptr) / rounds * peers_list[pi];
-		}
-		CHECK(ctx, tplan_plan_close(plan, NULL));
-		tplan_schedule_free(s);
+		CHECK(ctx, tplan_plan_wait(plan, 300000));
 	}
+	return 0;
+}
+
+/* One row: a plan of chunks x regions to every peer, rounds_per_row timed rounds. */
+static int cost_row(struct tplan_ctx *ctx, uint32_t ri, uint32_t rank, uint64_t buf)
+{
+	const struct row_spec *s = &rows[ri];
+	struct row_result *res = &sh->row[ri];
+	uint32_t world = s->peers + 1, round;
+	uint64_t ovh = cpu_clock_overhead(), io0 = 0, eng0 = 0, ring0 = 0, t_own = 0;
+	pid_t pids[MAX_ENGINES];
+	unsigned int npids = 0;
+	struct tplan_plan *plan;
+	struct tplan_handle h;
+	struct tplan_info info;
+
+	if (make_plan(ctx, s, rank, buf, &plan))
+		return 1;
+	/* Two rounds untimed: round 1 (queued at create) and one re-armed. */
+	if (plain_rounds(ctx, plan, 2, true))
+		return 1;
+
+	if (rank == 0) {
+		npids = engine_pids(pids, MAX_ENGINES);
+		ring0 = ring_wptr_sum(ctx, world, rank);
+	}
+	CHECK(ctx, tplan_barrier(ctx, 0));
+	if (rank == 0)
+		eng0 = engine_cpu_ns(pids, npids);
+	io0 = ioctl_calls;
+	for (round = 0; round < rounds_per_row; round++) {
+		struct sample *sm = sample_at(ri, rank, round);
+		uint64_t w0, c0, c1, c2, c3, c4, tm;
+		uint32_t z0, z1, z2, z3;
+
+		w0 = now_ns();
+		z0 = sleeps_now();
+		c0 = cpu_ns();
+		CHECK(ctx, tplan_plan_next_round(plan));
+		c1 = cpu_ns();
+		CHECK(ctx, tplan_plan_start(plan, &h));
+		c2 = cpu_ns();
+		z1 = sleeps_now();
+		mark_all(&h);
+		tm = now_ns();
+		poll_arrivals(ctx, &h, h.gates - (uintptr_t)tplan_heap_ptr(ctx, rank), &t_own);
+		z2 = sleeps_now();
+		c3 = cpu_ns();
+		CHECK(ctx, tplan_plan_wait(plan, 300000));
+		c4 = cpu_ns();
+		z3 = sleeps_now();
+		sm->wall_round = now_ns() - w0;
+		sm->cpu_rearm = minus(c1 - c0, ovh);
+		sm->cpu_start = minus(c2 - c1, ovh);
+		sm->cpu_wait = minus(c4 - c3, ovh);
+		sm->latency = t_own - tm;
+		sm->sleeps = (z1 - z0) + (z3 - z2);
+	}
+	if (rank == 0)
+		res->ioctls = ioctl_calls - io0;
+	CHECK(ctx, tplan_barrier(ctx, 0));
+	if (rank == 0) {
+		int fd = tplan_ctx_fd(ctx);
+
+		res->engine_ns = engine_cpu_ns(pids, npids) - eng0;
+		res->ring_bytes = (ring_wptr_sum(ctx, world, rank) - ring0) / rounds_per_row;
+		res->spec = *s;
+		res->rounds = rounds_per_row;
+		res->chain_bytes = chain_bytes_of(s);
+		res->clock_ns = ovh;
+		/* The floor times a call that succeeds, not an error path. */
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		if (ioctl(fd, TPLAN_IOC_INFO, &info))
+			return fail(ctx, "TPLAN_IOC_INFO", -errno);
+		res->ioctl_ns = bulk_ns(info_reps, &fd);
+		res->memcpy_ns = memcpy_floor_ns(res->chain_bytes);
+		res->done = 1;
+	}
+	CHECK(ctx, tplan_barrier(ctx, 0));
+	CHECK(ctx, tplan_plan_close(plan, NULL));
+	return 0;
+}
+
+/* Every row of one peer count in one group. */
+static int cost_rank(uint64_t key, uint32_t peers, uint32_t rank)
+{
+	const struct row_spec warm = { .peers = peers, .chunks = 4, .regions = 4 };
+	uint64_t part_max = 4 * 4 * REGION_BYTES, heap, buf;
+	struct tplan_plan *plan;
+	struct tplan_ctx *ctx;
+	uint32_t ri, world = peers + 1;
+
+	for (ri = 0; ri < nrows; ri++)
+		if (rows[ri].peers == peers) {
+			uint64_t part = (uint64_t)rows[ri].chunks * rows[ri].regions * REGION_BYTES;
+
+			part_max = part > part_max ? part : part_max;
+		}
+	/* the buffer, and a gate area (a sixteenth) well above the gate rows */
+	heap = (((uint64_t)world * part_max * 2 + (8ULL << 20)) + 4095) & ~4095ULL;
+	CHECK(NULL, join(&ctx, key, world, rank, heap));
+	CHECK(ctx, tplan_heap_alloc(ctx, (uint64_t)world * part_max, 4096, &buf));
+	/*
+	 * Warm up, untimed: QEMU translates code the first time it runs, and
+	 * the guest's clocks count that time as the caller's.
+	 */
+	if (make_plan(ctx, &warm, rank, buf, &plan) || plain_rounds(ctx, plan, WARM_ROUNDS, true))
+		return 1;
+	CHECK(ctx, tplan_plan_close(plan, NULL));
+	for (ri = 0; ri < nrows; ri++)
+		if (rows[ri].peers == peers && cost_row(ctx, ri, rank, buf))
+			return 1;
 	tplan_ctx_close(ctx);
 	return 0;
 }
 
-/* ---- 2. all-gather bandwidth ----------------------------------------------------- */
+/* ---- 2. all-gather rounds per second ----------------------------------------------- */
 
-static int bw_rank(uint64_t key, uint32_t rank)
+static int ag_rank(uint64_t key, uint32_t unused, uint32_t rank)
+{
+	uint32_t rounds = rounds_per_row, round, c;
+	struct tplan_tensor out = { .rows = AG_WORLD * AG_CHUNKS, .cols = AG_CHUNK_BYTES,
+				    .elem_size = 1 };
+	struct tplan_schedule *sched;
+	struct tplan_plan *plan;
+	struct tplan_handle h;
+	struct tplan_ctx *ctx;
+	uint64_t t0, c0;
+
+	(void)unused;
+	CHECK(NULL, join(&ctx, key, AG_WORLD, rank, 16ULL << 20));
+	CHECK(ctx, tplan_heap_alloc(ctx, (uint64_t)AG_WORLD * AG_CHUNKS * AG_CHUNK_BYTES, 4096,
+				    &out.offset));
+	CHECK(ctx, tplan_schedule_new(&sched));
+	for (c = 0; c < AG_CHUNKS; c++) {
+		struct tplan_region r = {
+			.offset = out.offset + ((uint64_t)rank * AG_CHUNKS + c) * AG_CHUNK_BYTES,
+			.width = AG_CHUNK_BYTES, .pitch = AG_CHUNK_BYTES, .rows = 1,
+		};
+
+		if (tplan_schedule_add_chunk(sched, &r, 1, 1) < 0)
+			return fail(ctx, "add_chunk", -EINVAL);
+	}
+	CHECK(ctx, tplan_prepare_all_gather(ctx, &out, sched, &plan));
+	tplan_schedule_free(sched);
+	CHECK(ctx, tplan_plan_start(plan, &h));
+	mark_all(&h);
+	CHECK(ctx, tplan_plan_wait(plan, 300000));
+	CHECK(ctx, tplan_barrier(ctx, 0));
+	t0 = now_ns();
+	c0 = cpu_ns();
+	for (round = 0; round < rounds; round++) {
+		CHECK(ctx, tplan_plan_next_round(plan));
+		CHECK(ctx, tplan_plan_start(plan, &h));
+		mark_all(&h);
+		CHECK(ctx, tplan_plan_wait(plan, 300000));
+	}
+	if (rank == 0) {
+		sh->ag_cpu_ns = cpu_ns() - c0;
+		sh->ag_ns = now_ns() - t0;
+		sh->ag_rounds = rounds;
+	}
+	CHECK(ctx, tplan_plan_close(plan, NULL));
+	tplan_ctx_close(ctx);
+	return 0;
+}
+
+/* ---- 3. all-gather bandwidth ----------------------------------------------------- */
+
+/* Wall nanoseconds one memcpy of bytes takes: the mean over 0.2 s of copies. */
+static double memcpy_wall_ns(uint64_t bytes)
+{
+	unsigned char *a = malloc(bytes), *b = malloc(bytes);
+	uint64_t t0, reps = 0, target = 200000000ULL;
+
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return 0;
+	}
+	memset(a, 1, bytes);
+	memset(b, 2, bytes);	/* both faulted in */
+	t0 = now_ns();
+	do {
+		memcpy(b, a, bytes);
+		a[reps % bytes]++;	/* keep the copies from being merged */
+		__asm__ __volatile__("" : : "r"(b) : "memory");
+		reps++;
+	} while (now_ns() - t0 < target || reps < 3);
+	t0 = now_ns() - t0;
+	free(a);
+	free(b);
+	return (double)t0 / (double)reps;
+}
+
+static int bw_rank(uint64_t key, uint32_t unused, uint32_t rank)
 {
 	struct tplan_ctx *ctx;
 	uint32_t pi, round;
 
+	(void)unused;
 	CHECK(NULL, join(&ctx, key, BW_WORLD, rank,
 			 BW_WORLD * bw_parts[NPARTS - 1] + (16ULL << 20)));
 	for (pi = 0; pi < NPARTS; pi++) {
@@ -269,7 +780,7 @@ static int run_ranks(uint32_t world, int (*fn)(uint64_t key, uint32_t arg, uint3
 		     uint32_t arg)
 {
 	uint64_t key = 0xbe7c000000000000ULL | ((uint64_t)getpid() << 16) | (now_ns() & 0xffff);
-	pid_t pid[16];
+	pid_t pid[MAX_WORLD];
 	uint32_t r;
 	int bad = 0, st;
 
@@ -286,72 +797,223 @@ static int run_ranks(uint32_t world, int (*fn)(uint64_t key, uint32_t arg, uint3
 	return bad || sh->failed;
 }
 
-static int cost_fn(uint64_t key, uint32_t pi, uint32_t rank)
+/* Medians over every rank's rounds of a row; the worst rank's median host CPU. */
+struct row_stats {
+	uint64_t rearm, start, wait, host, host_worst_rank, wall, lat50, lat99;
+	double sleeps;
+};
+
+static void row_stats(uint32_t ri, struct row_stats *st)
 {
-	return cost_rank(key, pi, rank);
+	uint32_t world = rows[ri].peers + 1, n = world * rounds_per_row, r, k, i;
+	uint64_t *v = calloc(n, sizeof(*v)), *mine = calloc(rounds_per_row, sizeof(*mine));
+	uint64_t sleeps = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!v || !mine)
+		goto out;
+#define COLLECT(field_expr, dst)						\
+	do {									\
+		for (i = 0, r = 0; r < world; r++)				\
+			for (k = 0; k < rounds_per_row; k++) {			\
+				const struct sample *s = sample_at(ri, r, k);	\
+				v[i++] = (field_expr);				\
+			}							\
+		dst = quantile(v, n, 0.5);					\
+	} while (0)
+	COLLECT(s->cpu_rearm, st->rearm);
+	COLLECT(s->cpu_start, st->start);
+	COLLECT(s->cpu_wait, st->wait);
+	COLLECT(s->cpu_rearm + s->cpu_start + s->cpu_wait, st->host);
+	COLLECT(s->wall_round, st->wall);
+	COLLECT(s->latency, st->lat50);
+	st->lat99 = quantile(v, n, 0.99);
+#undef COLLECT
+	for (r = 0; r < world; r++) {
+		uint64_t med;
+
+		for (k = 0; k < rounds_per_row; k++) {
+			const struct sample *s = sample_at(ri, r, k);
+
+			mine[k] = s->cpu_rearm + s->cpu_start + s->cpu_wait;
+			sleeps += s->sleeps;
+		}
+		med = quantile(mine, rounds_per_row, 0.5);
+		if (med > st->host_worst_rank)
+			st->host_worst_rank = med;
+	}
+	st->sleeps = (double)sleeps / n;
+out:
+	free(v);
+	free(mine);
 }
 
-static int bw_fn(uint64_t key, uint32_t unused, uint32_t rank)
+static int parse_rows(const char *list)
 {
-	(void)unused;
-	return bw_rank(key, rank);
+	const char *p = list;
+
+	nrows = 0;
+	while (*p && nrows < MAX_ROWS) {
+		struct row_spec s;
+		int used = 0;
+
+		if (sscanf(p, "%ux%ux%u%n", &s.peers, &s.chunks, &s.regions, &used) != 3 ||
+		    !s.peers || s.peers >= MAX_WORLD || !s.chunks || !s.regions)
+			return -1;
+		rows[nrows++] = s;
+		p += used;
+		if (*p == ',')
+			p++;
+	}
+	return nrows ? 0 : -1;
+}
+
+static int cost_fn(uint64_t key, uint32_t peers, uint32_t rank)
+{
+	return cost_rank(key, peers, rank);
 }
 
 int main(int argc, char **argv)
 {
-	uint32_t pi, ri;
+	uint64_t t_start = now_ns(), t_cost;
+	double best = 0, worst = 0;
+	uint32_t ri, peers, best_i = 0, worst_i = 0;
+	size_t sample_bytes;
 
 	if (argc > 1)
 		scale = atof(argv[1]);
 	if (scale <= 0)
 		scale = 1;
+	rounds_per_row = (uint32_t)(ROUNDS_BASE * scale + 0.5);
+	if (rounds_per_row < 5)
+		rounds_per_row = 5;
+	if (argc > 2) {
+		if (parse_rows(argv[2])) {
+			fprintf(stderr, "plan_bench: rows are PxCxR,... (peers 1..%u)\n",
+				MAX_WORLD - 1);
+			return 2;
+		}
+	} else {
+		nrows = sizeof(grid) / sizeof(grid[0]);
+		memcpy(rows, grid, sizeof(grid));
+	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
+	sample_bytes = (size_t)nrows * MAX_WORLD * rounds_per_row * sizeof(*samples);
+	samples = mmap(NULL, sample_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (sh == MAP_FAILED || samples == MAP_FAILED)
 		return 1;
 	memset(sh, 0, sizeof(*sh));
 
-	printf("# plan_bench: per-round host cost (next_round + start + wait, instant producer),\n"
-	       "# one 64-byte region per chunk; memcpy = this rank's chain bytes of one round\n");
-	printf("%5s %7s %7s %11s %10s %10s %10s %10s %11s %9s\n", "peers", "regions", "chains",
-	       "chain_bytes", "round_us", "rearm_us", "start_us", "wait_us", "memcpy_us",
-	       "ratio");
-	for (pi = 0; pi < NPEERS; pi++) {
-		if (run_ranks(peers_list[pi] + 1, cost_fn, pi)) {
+	printf("# plan_bench: one round's cost, %u rows x %u rounds (scale %.2f%s)\n", nrows,
+	       rounds_per_row, scale, rounds_per_row < ROUNDS_BASE ? ": below 200, a quick look" : "");
+	printf("# host_us = CPU of next_round + start + wait (medians over every rank's rounds,\n"
+	       "#   each span's CPU-clock read cost taken off); worst_us = the worst rank's median;\n"
+	       "#   wait is timed after the gates showed every arrival\n"
+	       "# floors (rank 0, bulk): ioctl_us = null TPLAN_IOC_INFO through tplan's dispatch,\n"
+	       "#   memcpy_us = memcpy of this rank's chain bytes of one round (chain_B, from the\n"
+	       "#   schedule: POLL + one COPY_LINEAR per 64 B region + ATOMIC per chunk and peer);\n"
+	       "#   ring_B = what rank 0's rings got per round (chains, fences, pads)\n"
+	       "# ratio = host_us / (ioctl_us + memcpy_us)\n"
+	       "# ioctls = per round (counted, rank 0); votes = cross-rank collectives per round in\n"
+	       "#   the kernel's code (next_round: reserve + commit); sleeps = measured voluntary\n"
+	       "#   context switches in next_round + wait, mean over ranks and rounds\n"
+	       "# engine_us = CPU of the group's engine threads per round (all queues);\n"
+	       "#   lat = mark to arrival of this rank's chunks at every peer, p50 / p99 over ranks\n"
+	       "#   and rounds; wall_us = the whole round (median)\n");
+	printf("%5s %6s %4s %8s %8s %9s %8s %8s %9s %9s %8s %9s %8s %6s %5s %6s %9s %9s %8s %8s\n",
+	       "peers", "chunks", "regs", "chain_B", "ring_B", "rearm_us", "start_us", "wait_us",
+	       "host_us", "worst_us", "ioctl_us", "memcpy_us", "ratio", "ioctls", "votes",
+	       "sleeps", "wall_us", "engine_us", "lat50_us", "lat99_us");
+	for (peers = 1; peers < MAX_WORLD; peers++) {
+		int any = 0;
+
+		for (ri = 0; ri < nrows; ri++)
+			any |= rows[ri].peers == peers;
+		if (!any)
+			continue;
+		if (run_ranks(peers + 1, cost_fn, peers)) {
 			printf("FAILED: %s\n", sh->why);
 			return 1;
 		}
-		for (ri = 0; ri < NREGIONS; ri++) {
-			struct cost *c = &sh->cost[pi][ri];
-			double round = (double)(c->next_ns + c->start_ns + c->wait_ns) / c->rounds;
+		for (ri = 0; ri < nrows; ri++) {
+			struct row_result *r = &sh->row[ri];
+			struct row_stats st;
+			double floor, ratio;
 
-			c->memcpy_ns = memcpy_ns(c->chain_bytes);
-			printf("%5u %7u %7u %11" PRIu64 " %10.1f %10.1f %10.1f %10.1f %11.3f %9.0f\n",
-			       peers_list[pi], regions_list[ri], regions_list[ri] * peers_list[pi],
-			       c->chain_bytes, round / 1e3, (double)c->next_ns / c->rounds / 1e3,
-			       (double)c->start_ns / c->rounds / 1e3,
-			       (double)c->wait_ns / c->rounds / 1e3, c->memcpy_ns / 1e3,
-			       c->memcpy_ns > 0 ? round / c->memcpy_ns : 0);
+			if (rows[ri].peers != peers)
+				continue;
+			if (!r->done) {
+				printf("FAILED: row %u not measured\n", ri);
+				return 1;
+			}
+			row_stats(ri, &st);
+			floor = r->ioctl_ns + r->memcpy_ns;
+			ratio = floor > 0 ? (double)st.host / floor : 0;
+			if (!best || ratio < best) {
+				best = ratio;
+				best_i = ri;
+			}
+			if (ratio > worst) {
+				worst = ratio;
+				worst_i = ri;
+			}
+			printf("%5u %6u %4u %8" PRIu64 " %8" PRIu64 " %9.1f %8.1f %8.1f %9.1f %9.1f %8.2f %9.3f %8.0f %6.2f %5u %6.2f %9.1f %9.1f %8.1f %8.1f\n",
+			       r->spec.peers, r->spec.chunks, r->spec.regions, r->chain_bytes,
+			       r->ring_bytes, st.rearm / 1e3, st.start / 1e3, st.wait / 1e3,
+			       st.host / 1e3, st.host_worst_rank / 1e3, r->ioctl_ns / 1e3,
+			       r->memcpy_ns / 1e3, ratio, (double)r->ioctls / r->rounds,
+			       VOTES_PER_ROUND, st.sleeps, st.wall / 1e3,
+			       (double)r->engine_ns / r->rounds / 1e3, st.lat50 / 1e3,
+			       st.lat99 / 1e3);
 		}
 	}
+	t_cost = now_ns() - t_start;
+	printf("# a CPU clock read costs %" PRIu64 " ns (rank 0, last row): taken off each span\n",
+	       sh->row[nrows - 1].clock_ns);
+	printf("summary: %u rows in %.0f s; host CPU per round against the floor: best %.0fx (%ux%ux%u), worst %.0fx (%ux%ux%u), worst/best %.1f\n",
+	       nrows, t_cost / 1e9, best, rows[best_i].peers, rows[best_i].chunks,
+	       rows[best_i].regions, worst, rows[worst_i].peers, rows[worst_i].chunks,
+	       rows[worst_i].regions, best > 0 ? worst / best : 0);
+	printf("goal: worst/best <= 1.5 and worst <= 2x the floor, 0 cross-rank sleeps: %s\n",
+	       best > 0 && worst / best <= 1.5 && worst <= 2 && VOTES_PER_ROUND == 0 ?
+	       "met" : "not met");
+
+	printf("# all-gather rounds per second: %u ranks, %u chunks of %u B each, next_round + start\n"
+	       "# + mark + wait, instant producer, no instrumentation (rank 0's wall and CPU time)\n",
+	       AG_WORLD, AG_CHUNKS, AG_CHUNK_BYTES);
+	if (run_ranks(AG_WORLD, ag_rank, 0)) {
+		printf("FAILED: %s\n", sh->why);
+		return 1;
+	}
+	printf("all-gather %ux%u x %u B: %u rounds, %.1f rounds/s, %.1f us per round wall, %.1f us host CPU\n",
+	       AG_WORLD, AG_CHUNKS, AG_CHUNK_BYTES, sh->ag_rounds,
+	       sh->ag_rounds * 1e9 / (double)sh->ag_ns, sh->ag_ns / 1e3 / sh->ag_rounds,
+	       sh->ag_cpu_ns / 1e3 / sh->ag_rounds);
 
 	printf("# all-gather bandwidth, %u ranks, one chunk per rank: start + mark + wait\n"
 	       "# against one memcpy of every byte the round moves (world x (world-1) parts)\n",
 	       BW_WORLD);
 	printf("%10s %12s %10s %10s %10s %10s %12s\n", "part", "round_bytes", "round_us",
 	       "engine_MBs", "memcpy_us", "memcpy_MBs", "engine/memcpy");
-	if (run_ranks(BW_WORLD, bw_fn, 0)) {
+	if (run_ranks(BW_WORLD, bw_rank, 0)) {
 		printf("FAILED: %s\n", sh->why);
 		return 1;
 	}
-	for (pi = 0; pi < NPARTS; pi++) {
-		uint64_t bytes = (uint64_t)BW_WORLD * (BW_WORLD - 1) * bw_parts[pi];
-		struct bw *b = &sh->bw[pi];
+	{
+		uint32_t pi;
 
-		b->memcpy_ns = memcpy_ns(bytes);
-		printf("%10" PRIu64 " %12" PRIu64 " %10.1f %10.1f %10.1f %10.1f %12.3f\n",
-		       bw_parts[pi], bytes, b->round_ns / 1e3, bytes * 1e3 / b->round_ns,
-		       b->memcpy_ns / 1e3, bytes * 1e3 / b->memcpy_ns,
-		       (double)b->memcpy_ns / b->round_ns);
+		for (pi = 0; pi < NPARTS; pi++) {
+			uint64_t bytes = (uint64_t)BW_WORLD * (BW_WORLD - 1) * bw_parts[pi];
+			struct bw *b = &sh->bw[pi];
+
+			b->memcpy_ns = memcpy_wall_ns(bytes);
+			printf("%10" PRIu64 " %12" PRIu64 " %10.1f %10.1f %10.1f %10.1f %12.3f\n",
+			       bw_parts[pi], bytes, b->round_ns / 1e3, bytes * 1e3 / b->round_ns,
+			       b->memcpy_ns / 1e3, bytes * 1e3 / b->memcpy_ns,
+			       (double)b->memcpy_ns / b->round_ns);
+		}
 	}
+	printf("# plan_bench took %.0f s\n", (now_ns() - t_start) / 1e9);
 	return 0;
 }

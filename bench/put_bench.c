@@ -15,7 +15,7 @@
  *      would, rank 1 stamps the arrival; once right after queueing (the
  *      engine still spins on the POLL) and once after 20 ms (the engine
  *      has backed off to sleeping between polls);
- *   4. CPU time of the engine threads (tplan-q<key>/<src>-<dst>) over
+ *   4. CPU time of the engine threads (tplan-g<group>/<src>-<dst>) over
  *      an interval with nothing queued, and over one where a chain waits
  *      on a gate that stays shut.
  *
@@ -255,17 +255,21 @@ static int receiver(struct tplan_ctx *ctx, struct shared *sh, uint64_t signal_of
 	return 0;
 }
 
-/* CPU ticks (utime + stime) of the kernel threads named tplan-q<key4>/. */
-static int engine_ticks(uint64_t key, uint64_t *ticks, unsigned int *threads)
+/*
+ * CPU ticks (utime + stime) of the engine threads of the newest group
+ * (this one: a group's threads are gone with it), tplan-g<id>/<src>-<dst>
+ * with the largest id.
+ */
+static int engine_ticks(uint64_t *ticks, unsigned int *threads)
 {
-	char prefix[32], path[300], comm[64], stat[512], *p;
+	char path[300], comm[64], stat[512], *p, *end;
+	unsigned long id, best = 0;
 	struct dirent *de;
 	DIR *d = opendir("/proc");
 	FILE *f;
 
 	if (!d)
 		return -errno;
-	snprintf(prefix, sizeof(prefix), "tplan-q%04" PRIx64 "/", key & 0xffff);
 	*ticks = 0;
 	*threads = 0;
 	while ((de = readdir(d))) {
@@ -280,8 +284,16 @@ static int engine_ticks(uint64_t key, uint64_t *ticks, unsigned int *threads)
 		if (!fgets(comm, sizeof(comm), f))
 			comm[0] = 0;
 		fclose(f);
-		if (strncmp(comm, prefix, strlen(prefix)))
+		if (strncmp(comm, "tplan-g", 7))
 			continue;
+		id = strtoul(comm + 7, &end, 10);
+		if (*end != '/' || id < best)
+			continue;
+		if (id > best) {
+			best = id;
+			*ticks = 0;
+			*threads = 0;
+		}
 		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
 		f = fopen(path, "r");
 		if (!f)
@@ -301,16 +313,16 @@ static int engine_ticks(uint64_t key, uint64_t *ticks, unsigned int *threads)
 	return 0;
 }
 
-static int engines_cpu(uint64_t key, unsigned int seconds, const char *what)
+static int engines_cpu(unsigned int seconds, const char *what)
 {
 	uint64_t before, after;
 	unsigned int n0, n1;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	if (engine_ticks(key, &before, &n0))
+	if (engine_ticks(&before, &n0))
 		return 1;
 	sleep(seconds);
-	engine_ticks(key, &after, &n1);
+	engine_ticks(&after, &n1);
 	printf("%s CPU over %u s: %u threads, %" PRIu64 " ticks = %.1f ms (%.4f%% of one CPU)\n",
 	       what, seconds, n1, after - before, (double)(after - before) * 1e3 / (double)hz,
 	       (double)(after - before) * 100.0 / (double)hz / seconds);
@@ -321,7 +333,7 @@ static int engines_cpu(uint64_t key, unsigned int seconds, const char *what)
  * Engine CPU time with nothing queued, then with a chain whose gate stays
  * shut (the engine polls it, backing off), then the gate opens.
  */
-static int idle_engines(struct tplan_ctx *ctx, struct shared *sh, uint64_t key,
+static int idle_engines(struct tplan_ctx *ctx, struct shared *sh,
 			uint64_t gate_off, uint64_t arrival_off, unsigned int seconds)
 {
 	uint64_t *gate = (uint64_t *)((char *)tplan_heap_ptr(ctx, 0) + gate_off);
@@ -330,11 +342,11 @@ static int idle_engines(struct tplan_ctx *ctx, struct shared *sh, uint64_t key,
 
 	/* QUEUE_INFO creates the queue, so its engine thread exists and idles. */
 	tplan_queue_info(ctx, 1, &qi);
-	printf("# engine threads of this group (tplan-q%04" PRIx64 "/*)\n", key & 0xffff);
-	if (engines_cpu(key, seconds, "idle"))
+	printf("# engine threads of this group (tplan-g<id>/*, the newest id)\n");
+	if (engines_cpu(seconds, "idle"))
 		return 1;
 	CHECK(submit_chain(ctx, gate_off, arrival_off, (uint32_t)next));
-	if (engines_cpu(key, seconds, "polling a shut gate"))
+	if (engines_cpu(seconds, "polling a shut gate"))
 		return 1;
 	__atomic_store_n(gate, next, __ATOMIC_RELEASE);
 	/* Until the engine passes the POLL the chain is still prepared (EBUSY). */
@@ -398,7 +410,7 @@ int main(int argc, char **argv)
 		ret = chain_sender(ctx, sh, signal_off - 128, signal_off - 64, 20000,
 				   "engine backed off");
 	if (!ret)
-		ret = idle_engines(ctx, sh, jp.key, signal_off - 128, signal_off - 64, idle_s);
+		ret = idle_engines(ctx, sh, signal_off - 128, signal_off - 64, idle_s);
 	tplan_barrier(ctx, 0);
 	tplan_ctx_close(ctx);
 	waitpid(child, &status, 0);
