@@ -39,11 +39,25 @@ struct tplan_chain_env {
 
 /*
  * Validates one chain of ndw dwords.  Returns 0, or -EINVAL with *why set
- * (rule, chain = chain_index, packet, rank, value).  Reads only dw[0..ndw).
+ * (rule, chain = chain_index, packet, rank, value).  Reads only dw[0..ndw);
+ * leaves *why alone on success.
  */
 int tplan_chain_validate(const u32 *dw, u32 ndw, u32 chain_index,
 			 const struct tplan_chain_env *env,
 			 struct tplan_chain_reject *why);
+
+/*
+ * The two paths tplan_chain_validate() takes, apart for the differential
+ * tests and the benchmark.  tplan_chain_fast_accept() answers true only
+ * for a chain of the shape plans build (exact POLL and ATOMIC, copies
+ * with exact headers) that the full walk accepts too; false means "not
+ * sure", not "invalid".  tplan_chain_validate_full() walks the chain
+ * packet by packet and names the rule a chain breaks.
+ */
+bool tplan_chain_fast_accept(const u32 *dw, u32 ndw, const struct tplan_chain_env *env);
+int tplan_chain_validate_full(const u32 *dw, u32 ndw, u32 chain_index,
+			      const struct tplan_chain_env *env,
+			      struct tplan_chain_reject *why);
 
 /*
  * struct tplan_chain_span - the bytes one copy reads, as offsets from its
