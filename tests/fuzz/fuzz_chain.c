@@ -8,7 +8,9 @@
  *  - a rejection names a known rule, the chain and a packet of it;
  *  - an accepted chain only copies bytes of the sender's own part, so its
  *    spans never overlap the other ranks' parts, and always overlap a
- *    copy of themselves sent by another rank.
+ *    copy of themselves sent by another rank;
+ *  - the validator's fast accept path takes only chains its full walk
+ *    accepts, and tplan_chain_validate() answers as the full walk does.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -82,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tplan_sdma_limits lim;
 	struct tplan_chain_env env;
-	struct tplan_chain_reject why;
+	struct tplan_chain_reject why, why_full;
 	u32 ndw = (u32)(size / 4), ip;
 	u32 *dw;
 	int ret;
@@ -97,6 +99,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(tplan_sdma_limits_init(&lim, ip, 0) == 0);
 		fx_env(&env, &lim, RANK_SENDER, RANK_PEER, CHUNK_FUZZ);
 		ret = tplan_chain_validate(dw, ndw, 0, &env, &why);
+		CHECK(tplan_chain_validate_full(dw, ndw, 0, &env, &why_full) == ret);
+		CHECK(!ret || !memcmp(&why, &why_full, sizeof(why)));
+		CHECK(!tplan_chain_fast_accept(dw, ndw, &env) || ret == 0);
 		if (ret == 0) {
 			fuzz_overlap(dw, ndw, &env);
 		} else {

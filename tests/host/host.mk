@@ -17,7 +17,7 @@ HOST_PLAIN_HDRS := $(wildcard uapi/*.h kmod/tplan_shim.h kmod/sdma_limits.h kmod
 
 # Each test and the plain-C files it links (the same sources tplan.ko builds).
 HOST_TEST_NAMES := sdma_codec_test chain_validate_test ring_test schedule_test chain_build_test \
-	device_view_test gemm_tiles_test
+	device_view_test gemm_tiles_test chain_fast_test
 HOST_SRCS_sdma_codec_test :=
 HOST_SRCS_chain_validate_test := kmod/sdma_limits.c kmod/chain_validate.c kmod/chain_overlap.c
 HOST_SRCS_ring_test := kmod/ring.c
@@ -25,6 +25,8 @@ HOST_SRCS_schedule_test := libtplan/schedule.c
 # Chains from the library's builders, checked by the kernel's own validator.
 HOST_SRCS_chain_build_test := libtplan/schedule.c libtplan/chain_build.c \
 	kmod/chain_validate.c kmod/sdma_limits.c
+# The validator's fast accept path against its full walk, on the builder's chains.
+HOST_SRCS_chain_fast_test := libtplan/chain_build.c kmod/chain_validate.c kmod/sdma_limits.c
 HOST_SRCS_device_view_test :=
 HOST_FLAGS_device_view_test := -Idevice -pthread
 HOST_DEPS_device_view_test := $(BUILD)/host/device_header.stamp
