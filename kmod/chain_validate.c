@@ -345,7 +345,8 @@ struct fast_env {
 #define FAST_ATOMIC_HDR	(TPLAN_SDMA_OP_ATOMIC |						\
 			 (TPLAN_SDMA_ATOMIC_ADD64 << TPLAN_SDMA_ATOMIC_HDR_OP_SHIFT))
 /* A sub-window header less its element size code (bits 31:29). */
-#define FAST_WINDOW_HDR_MASK	(~(TPLAN_SDMA_SUB_WINDOW_ESIZE_MASK << TPLAN_SDMA_SUB_WINDOW_ESIZE_SHIFT))
+#define FAST_WINDOW_HDR_MASK	\
+	(~(TPLAN_SDMA_SUB_WINDOW_ESIZE_MASK << TPLAN_SDMA_SUB_WINDOW_ESIZE_SHIFT))
 /* POLL dw5: retry forever, the reserved bits 31:28 clear; the interval is free. */
 #define FAST_POLL_RETRY_MASK	(~TPLAN_SDMA_POLL_INTERVAL_MASK)
 #define FAST_POLL_RETRY		(TPLAN_CHAIN_POLL_RETRY << TPLAN_SDMA_POLL_RETRY_SHIFT)
@@ -372,7 +373,7 @@ static inline u64 fast_addr(const u32 *p)
  * of at most 2^30 bytes each: its end, from a start below 2^63, does not
  * wrap, and one above hi makes hi - end 2^62 or more.
  */
-static noinline bool fast_linear_run(const struct fast_env *f, const u32 *dw, u32 *off,
+static bool fast_linear_run(const struct fast_env *f, const u32 *dw, u32 *off,
 				     u32 end)
 {
 	const u64 lo = f->lo, hi = f->hi, delta = f->delta, max_count = f->max_count;
@@ -450,7 +451,7 @@ static bool fast_window_shape(const struct fast_env *f, const u32 *p, struct fas
  * (COPY_FLAGS, RESERVED).  y is 0 and rect_y at most 2^14, which the
  * setup compares with the engine's y field.
  */
-static noinline bool fast_window_run(const struct fast_env *f, const u32 *dw, u32 *off,
+static bool fast_window_run(const struct fast_env *f, const u32 *dw, u32 *off,
 				     u32 end)
 {
 	const u64 lo = f->lo, delta = f->delta, align_mask = f->align_mask;
@@ -477,7 +478,8 @@ static noinline bool fast_window_run(const struct fast_env *f, const u32 *dw, u3
 		 * no swap, no reserved bit.  x <= x_max (below 2^14) also says
 		 * that y and the reserved bits of dword 3 are 0.
 		 */
-		u64 s = (fast_addr(p + 9) ^ zp) |	/* dst z, pitch (SUBWIN_SHAPE), dst slice pitch 1 */
+		/* dwords 9-10: dst z, pitch (SUBWIN_SHAPE), dst slice pitch 1 */
+		u64 s = (fast_addr(p + 9) ^ zp) |
 			(p[8] ^ x) |			/* dst x, y (SUBWIN_SHAPE) */
 			(src & align_mask) |		/* SUBWIN_ALIGN (dst: delta is aligned) */
 			(dst - src - delta);		/* COPY_DST */
@@ -534,12 +536,12 @@ bool tplan_chain_fast_accept(const u32 *dw, u32 ndw, const struct tplan_chain_en
 	    ndw > limit)
 		return false;
 
-	/* Packet 0: the POLL, every dword (POLL_MODE, _FUNC, _MASK, _REF, _RETRY, _ADDR, reserved). */
+	/* Packet 0: the POLL, every dword (POLL_MODE, _FUNC, _MASK, _REF, _RETRY, _ADDR) */
 	if (dw[0] != FAST_POLL_HDR || dw[1] != tplan_sdma_lo(env->ready_gate) || (dw[1] & 3) ||
 	    dw[2] != tplan_sdma_hi(env->ready_gate) || dw[3] != 0 ||
 	    dw[4] != TPLAN_CHAIN_POLL_MASK || (dw[5] & FAST_POLL_RETRY_MASK) != FAST_POLL_RETRY)
 		return false;
-	/* The last packet: the ATOMIC, every dword (ATOMIC_OP, _VALUE, _UNUSED, _ADDR, reserved). */
+	/* The last packet: the ATOMIC, every dword (ATOMIC_OP, _VALUE, _UNUSED, _ADDR) */
 	end = ndw - TPLAN_SDMA_ATOMIC_DW;
 	a = dw + end;
 	if (a[0] != FAST_ATOMIC_HDR || a[1] != tplan_sdma_lo(env->arrival_gate) ||

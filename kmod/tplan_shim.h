@@ -97,10 +97,6 @@ static inline int tplan_yield(void)
 {
 	return 0;
 }
-
-#ifndef noinline
-#define noinline __attribute__((__noinline__))
-#endif
 #endif
 
 #endif /* _TPLAN_SHIM_H */
