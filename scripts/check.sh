@@ -14,7 +14,7 @@
 # then the debug kernel; "debug" names it), TPLAN_DEBUG_KERNEL=0 (leave the
 # debug kernel out of the default list), VM_MEM / VM_CPUS / VM_TIMEOUT
 # (scripts/vm/run.sh), FUZZ_CI_SECONDS (the host fuzzing, default 60),
-# FUZZ_VM_SECONDS (each of the two in-VM fuzzer runs per kernel, default 60;
+# FUZZ_VM_SECONDS (each of the two in-VM fuzzer runs per kernel, default 30;
 # FUZZ_SEED, FUZZ_ARGS, FUZZ_RING_SIZE: scripts/lib.sh), TPLAN_SOFT_QUIRKS
 # (the software engine's soft_quirks, default mix), BUILD (default build).
 set -uo pipefail
@@ -71,7 +71,7 @@ done
 # Last in the VM: the ioctl fuzzer and kill storm (it reloads the module),
 # then the tests whose bug would leave the module unusable for the rest,
 # on a fresh module where rmmod can give one.
-fuzz_plan "${FUZZ_VM_SECONDS:-60}" >>"$BUILD/selftests/plan"
+fuzz_plan "${FUZZ_VM_SECONDS:-30}" >>"$BUILD/selftests/plan"
 if [ -s "$BUILD/selftests/plan-last" ]; then
 	echo "mod ${TPLAN_MODPARAMS:-allow_inject=1 soft_quirks=$TPLAN_SOFT_QUIRKS}" >>"$BUILD/selftests/plan"
 	cat "$BUILD/selftests/plan-last" >>"$BUILD/selftests/plan"

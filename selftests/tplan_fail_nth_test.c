@@ -7,7 +7,9 @@
  * the call gets through without reaching the n-th point.  Each injected
  * failure must give an errno uapi/tplan.h lists for the call, leave no
  * object behind (debugfs tplan/stats back to where it was; kmemleak and
- * rmmod check the rest), and leave the next clean call working.
+ * rmmod check the rest), and leave the next clean call working.  A call
+ * that reports success must have done its work (a put or a chain submit
+ * queued its packets): an injected failure whose error was lost shows.
  *
  * Collective steps run with two ranks; only rank 0 fails.  A rank that
  * fails before it reaches the step's first collective is a late rank to
@@ -371,6 +373,21 @@ static int op_cleanup(struct tplan_rank_env *env, struct nth_state *st)
 	return 0;
 }
 
+/*
+ * Where rank 0's queue to rank 1 is written up to, for the ops that queue
+ * packets directly (put, chain submit): a success must have moved it.
+ */
+static uint64_t queued_packets(struct nth_state *st, enum nth_op op)
+{
+	struct tplan_queue_info qi = { .size = sizeof(qi) };
+
+	if (op != OP_PUT && op != OP_CHAIN_SUBMIT)
+		return 0;
+	if (tplan_queue_info(st->ctx, 1, &qi))
+		return ~0ULL;
+	return qi.wptr;
+}
+
 enum { W_SYNC, W_R0, W_R1, W_DONE };
 
 static int rank_nth(struct tplan_rank_env *env)
@@ -389,9 +406,14 @@ static int rank_nth(struct tplan_rank_env *env)
 			return -1;
 		RANK_OK(step_sync(env, &phase));
 		if (env->rank == 0) {
+			uint64_t before = queued_packets(&st, op);
+
 			RANK_OK(fail_nth_arm(nth, n));
 			ret = op_run(env, &st, op);
 			fired = fail_nth_fired(nth);
+			if (!ret && queued_packets(&st, op) == before)
+				RANK_FAIL("point %u: the call succeeded yet queued nothing: an error was lost",
+					  n);
 		} else {
 			ret = op_run(env, &st, op);
 		}

@@ -25,7 +25,8 @@
  * restarts and milestones, and TAP: one point per property, and a "not
  * ok" per distinct violation (an errno uapi/tplan.h does not list for the
  * call, a kernel-internal errno, EINTR without a signal, ETIMEDOUT before
- * its timeout, a wrong fixed answer of the shared contract, wrong data
+ * its timeout (but for a collective reached after another rank's timeout,
+ * which fails at once), a wrong fixed answer of the shared contract, wrong data
  * after a successful transfer, a stuck call, an unkillable worker, a
  * worker that crashed, a kernel log report during the run).
  *
@@ -699,6 +700,8 @@ static void print_stats(uint64_t wall_ms)
 	m = fz->milestone[FZ_M_POKES];
 	printf("# signals to blocked threads: %llu; calls ended by EINTR: %llu\n",
 	       (unsigned long long)m, (unsigned long long)fz->milestone[FZ_M_EINTR]);
+	printf("# collectives reached after another rank's timeout (ETIMEDOUT at once): %llu\n",
+	       (unsigned long long)fz->milestone[FZ_M_LATE_RANK]);
 	printf("# forks: %llu (killed by their parent: %llu); device mmaps that succeeded: %llu\n",
 	       (unsigned long long)fz->milestone[FZ_M_FORKS],
 	       (unsigned long long)fz->milestone[FZ_M_CHILD_KILLS],

@@ -162,6 +162,7 @@ enum fz_milestone {
 	FZ_M_MMAPS,		/* mmaps of the device that succeeded */
 	FZ_M_POKES,		/* SIGUSR1 sent to a thread in a call */
 	FZ_M_EINTR,		/* calls that ended with EINTR */
+	FZ_M_LATE_RANK,		/* collectives that arrived after another rank's timeout */
 	FZ_M_GROUP_LEFT,	/* members that left their group at the end of its script */
 	FZ_M_COUNT
 };
