@@ -12,6 +12,8 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "tplan_sdma.h"
@@ -343,6 +345,187 @@ TEST_F(kfd, other_process)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * The doorbell slice maps whole or not at all, only into the process that
+ * owns it (not a fork, which does not inherit it either), and it is I/O
+ * memory that KFD cannot take as user pages.
+ */
+TEST_F(kfd, doorbell_mapping_rules)
+{
+	struct tplan_kfd_create_queue_args q;
+	uint64_t ring_h, ptr_h, h, off;
+	volatile uint64_t *doorbell;
+	void *slice, *part;
+	pid_t pid;
+	int status;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, kt_userptr(&self->k, 0, self->ring, RING_SIZE, &ring_h));
+	ASSERT_EQ(0, kt_userptr(&self->k, 0, (void *)self->ptr, PAGE, &ptr_h));
+	ASSERT_EQ(0, kt_create_queue(&self->k, 0, TPLAN_KFD_QUEUE_TYPE_SDMA, 0, self->ring,
+				     RING_SIZE, (void *)self->ptr, &q));
+	off = q.doorbell_offset & ~(TPLAN_KFD_DOORBELL_SLICE - 1);
+	part = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, self->k.fd, (off_t)off);
+	ASSERT_EQ(MAP_FAILED, part);
+	doorbell = kt_doorbell(&self->k, &q);
+	ASSERT_NE(NULL, doorbell);
+	slice = (void *)((uintptr_t)doorbell & ~(uintptr_t)(TPLAN_KFD_DOORBELL_SLICE - 1));
+	ASSERT_EQ(-EFAULT, kt_alloc(&self->k, 0, (uintptr_t)slice, TPLAN_KFD_DOORBELL_SLICE,
+				    TPLAN_KFD_ALLOC_USERPTR | TPLAN_KFD_ALLOC_WRITABLE,
+				    (uintptr_t)slice, &h));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		void *m = mmap(NULL, TPLAN_KFD_DOORBELL_SLICE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       self->k.fd, (off_t)off);
+
+		_exit(m == MAP_FAILED ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, kt_destroy_queue(&self->k, q.queue_id));
+	ASSERT_EQ(0, munmap(slice, TPLAN_KFD_DOORBELL_SLICE));
+}
+
+/*
+ * One GPU's VRAM, exported as a dma-buf and imported into another GPU's
+ * VM, is what that GPU's queue copies from: the way ranks reach their
+ * peers' heaps.
+ */
+TEST_F(kfd, dmabuf_imported_into_another_gpu)
+{
+	struct tplan_kfd_create_queue_args q;
+	struct tplan_sdma_packet p;
+	uint64_t ring_h, ptr_h, va0, h0, h0_on_1, va1, h1, wptr = 0;
+	volatile uint64_t *doorbell;
+	uint8_t *src, *dst;
+	int fd, i;
+
+	if (_metadata->skip)
+		return;
+	if (self->k.ngpus < 2)
+		SKIP(return, "the stand-in has one GPU (gpus=1)");
+	ASSERT_EQ(0, kt_acquire(&self->k, 1));
+	/* GPU 0's VRAM, in GPU 0's VM and this process at va0. */
+	src = kt_reserve(VRAM_SIZE);
+	ASSERT_NE(NULL, src);
+	va0 = (uintptr_t)src;
+	ASSERT_EQ(0, kt_vram_dmabuf(&self->k, 0, va0, VRAM_SIZE, &h0, &fd));
+	if (!h0)
+		ASSERT_EQ(0, kt_import(&self->k, 0, fd, va0, &h0));
+	ASSERT_EQ(src, mmap(src, VRAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0));
+	/* The same buffer in GPU 1's VM, at the same address. */
+	ASSERT_EQ(0, kt_import(&self->k, 1, fd, va0, &h0_on_1));
+	ASSERT_EQ(0, close(fd));
+	/* GPU 1's own VRAM, and its queue. */
+	ASSERT_EQ(0, kt_vram(&self->k, 1, VRAM_SIZE, &va1, &h1));
+	dst = (uint8_t *)(uintptr_t)va1;
+	for (i = 0; i < 8192; i++)
+		src[i] = (uint8_t)(i * 13 + 5);
+	ASSERT_EQ(0, kt_userptr(&self->k, 1, self->ring, RING_SIZE, &ring_h));
+	ASSERT_EQ(0, kt_userptr(&self->k, 1, (void *)self->ptr, PAGE, &ptr_h));
+	ASSERT_EQ(0, kt_create_queue(&self->k, 1, TPLAN_KFD_QUEUE_TYPE_SDMA, 0, self->ring,
+				     RING_SIZE, (void *)self->ptr, &q));
+	doorbell = kt_doorbell(&self->k, &q);
+	ASSERT_NE(NULL, doorbell);
+
+	memset(&p, 0, sizeof(p));
+	p.kind = TPLAN_SDMA_KIND_COPY_LINEAR;
+	p.u.copy_linear.src = va0;
+	p.u.copy_linear.dst = va1;
+	p.u.copy_linear.bytes = 8192;
+	ASSERT_LT(0, emit(self->ring, &wptr, &p));
+	__atomic_store_n(&self->ptr[0], wptr, __ATOMIC_RELEASE);
+	__atomic_store_n(doorbell, wptr, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, wait_u64(&self->ptr[1], wptr));
+	ASSERT_EQ(0, memcmp(src, dst, 8192));
+	ASSERT_EQ(0, kt_destroy_queue(&self->k, q.queue_id));
+}
+
+/*
+ * A process killed while its queue waits in a POLL: the stand-in tears the
+ * queue and the process down (the VM run's dmesg scan and rmmod check
+ * that nothing was used after it was freed, or leaked).
+ */
+TEST_F(kfd, sigkill_while_a_poll_waits)
+{
+	volatile uint32_t *fence = (volatile uint32_t *)((char *)self->ptr + 64);
+	struct tplan_kfd_create_queue_args q;
+	struct tplan_sdma_packet p;
+	uint64_t ring_h, ptr_h, wptr = 0;
+	volatile uint64_t *doorbell;
+	int ready[2], status;
+	char c;
+	pid_t pid;
+
+	if (_metadata->skip)
+		return;
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		uint32_t *ring = anon(RING_SIZE);
+		volatile uint64_t *ptr = anon(PAGE);
+		uint64_t vram, vram_h;
+		struct kt k;
+
+		/* The child is a process of its own for KFD, with memory of its own. */
+		if (!ring || !ptr || kt_open(&k) || kt_acquire(&k, 0) ||
+		    kt_userptr(&k, 0, ring, RING_SIZE, &ring_h) ||
+		    kt_userptr(&k, 0, (void *)ptr, PAGE, &ptr_h) ||
+		    kt_vram(&k, 0, VRAM_SIZE, &vram, &vram_h) ||
+		    kt_create_queue(&k, 0, TPLAN_KFD_QUEUE_TYPE_SDMA, 0, ring, RING_SIZE,
+				    (void *)ptr, &q))
+			_exit(1);
+		doorbell = kt_doorbell(&k, &q);
+		if (!doorbell)
+			_exit(1);
+		memset(&p, 0, sizeof(p));
+		p.kind = TPLAN_SDMA_KIND_POLL_REGMEM;
+		p.u.poll.addr = vram;
+		p.u.poll.ref = 1;
+		p.u.poll.mask = 0xffffffff;
+		p.u.poll.func = TPLAN_SDMA_FUNC_GE;
+		p.u.poll.mem_poll = 1;
+		p.u.poll.interval = 10;
+		p.u.poll.retry = TPLAN_SDMA_POLL_RETRY_FOREVER;
+		if (emit(ring, &wptr, &p) <= 0)
+			_exit(1);
+		__atomic_store_n(&ptr[0], wptr, __ATOMIC_RELEASE);
+		__atomic_store_n(doorbell, wptr, __ATOMIC_RELEASE);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(100 * 1000);	/* the queue is in its POLL */
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	close(ready[0]);
+
+	/* The stand-in goes on: a queue of this process runs a FENCE. */
+	ASSERT_EQ(0, kt_userptr(&self->k, 0, self->ring, RING_SIZE, &ring_h));
+	ASSERT_EQ(0, kt_userptr(&self->k, 0, (void *)self->ptr, PAGE, &ptr_h));
+	ASSERT_EQ(0, kt_create_queue(&self->k, 0, TPLAN_KFD_QUEUE_TYPE_SDMA, 0, self->ring,
+				     RING_SIZE, (void *)self->ptr, &q));
+	doorbell = kt_doorbell(&self->k, &q);
+	ASSERT_NE(NULL, doorbell);
+	memset(&p, 0, sizeof(p));
+	p.kind = TPLAN_SDMA_KIND_FENCE;
+	p.u.fence.addr = (uintptr_t)fence;
+	p.u.fence.data = 7;
+	ASSERT_LT(0, emit(self->ring, &wptr, &p));
+	__atomic_store_n(&self->ptr[0], wptr, __ATOMIC_RELEASE);
+	__atomic_store_n(doorbell, wptr, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, wait_u32(fence, 7));
+	ASSERT_EQ(0, kt_destroy_queue(&self->k, q.queue_id));
 }
 
 TEST_HARNESS_MAIN
