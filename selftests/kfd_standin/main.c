@@ -75,9 +75,9 @@
 #include <linux/sched/task.h>
 #include <linux/uaccess.h>
 #include <linux/compat.h>
-#include <linux/version.h>
 
 #include "standin.h"
+#include "compat.h"
 
 static unsigned int gpus = 2;
 module_param(gpus, uint, 0444);
@@ -104,11 +104,7 @@ static DEFINE_MUTEX(standin_procs_lock);
 static int standin_major;
 static struct device *standin_kfd_dev;
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
-static char *standin_devnode(struct device *dev, umode_t *mode)
-#else
-static char *standin_devnode(const struct device *dev, umode_t *mode)
-#endif
+static char *standin_devnode(standin_devnode_device *dev, umode_t *mode)
 {
 	/* As KFD's: anyone may open /dev/kfd. */
 	if (mode)
@@ -116,12 +112,7 @@ static char *standin_devnode(const struct device *dev, umode_t *mode)
 	return NULL;
 }
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
 static struct class *standin_class;
-#else
-static struct class standin_class_def = { .name = "kfd", .devnode = standin_devnode };
-static struct class *standin_class = &standin_class_def;
-#endif
 
 /* ---- GPUs ------------------------------------------------------------- */
 
@@ -446,14 +437,8 @@ static int __init standin_init(void)
 		destroy_workqueue(standin_wq);
 		return standin_major;
 	}
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
-	standin_class = class_create(THIS_MODULE, "kfd");
+	standin_class = standin_class_create("kfd", standin_devnode);
 	ret = PTR_ERR_OR_ZERO(standin_class);
-	if (!ret)
-		standin_class->devnode = standin_devnode;
-#else
-	ret = class_register(standin_class);
-#endif
 	if (ret)
 		goto err_chrdev;
 	standin_kfd_dev = device_create(standin_class, NULL, MKDEV(standin_major, 0), NULL, "kfd");
@@ -475,12 +460,7 @@ err_topology:
 err_device:
 	device_destroy(standin_class, MKDEV(standin_major, 0));
 err_class:
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
-	if (!IS_ERR(standin_class))
-		class_destroy(standin_class);
-#else
-	class_unregister(standin_class);
-#endif
+	class_destroy(standin_class);
 err_chrdev:
 	unregister_chrdev(standin_major, "kfd");
 	destroy_workqueue(standin_wq);
@@ -494,11 +474,7 @@ static void __exit standin_exit(void)
 	standin_mem_exit();
 	standin_topology_exit();
 	device_destroy(standin_class, MKDEV(standin_major, 0));
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
 	class_destroy(standin_class);
-#else
-	class_unregister(standin_class);
-#endif
 	unregister_chrdev(standin_major, "kfd");
 }
 

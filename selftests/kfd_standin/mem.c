@@ -22,11 +22,11 @@
 #include <linux/dma-mapping.h>
 #include <linux/file.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
 #include <drm/drm.h>
 #include <drm/amdgpu_drm.h>
 
 #include "standin.h"
+#include "compat.h"
 
 #define STANDIN_HANDLE(gpu_id, idr)	((u64)(gpu_id) << 32 | (idr))
 #define STANDIN_HANDLE_GPU(h)		((u32)((h) >> 32))
@@ -848,13 +848,8 @@ int standin_doorbell_mmap(struct standin_proc *p, struct standin_gpu *gpu,
 	mutex_unlock(&p->lock);
 	if (ret)
 		return ret;
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
-	vma->vm_flags |= VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
-			 VM_PFNMAP;
-#else
-	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
-		     VM_PFNMAP);
-#endif
+	standin_vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE |
+			     VM_DONTDUMP | VM_PFNMAP);
 	/* Not uncached as the BAR is: these are RAM pages (PAT would object). */
 	ret = remap_pfn_range(vma, vma->vm_start, page_to_pfn(pdd->doorbells),
 			      STANDIN_DOORBELL_SLICE, vma->vm_page_prot);
