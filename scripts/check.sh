@@ -114,12 +114,13 @@ for k in $KVERS; do
 		fi
 		;;
 	esac
-	# The tests' KFD stand-in needs dma-buf in the kernel.
+	# The tests' KFD stand-in needs dma-buf and HMM in the kernel.
 	rm -rf "$BUILD/standin/$k"
-	if grep -qs '^CONFIG_DMA_SHARED_BUFFER=y' "$(kernel_tree "$k")/.config"; then
+	if grep -qs '^CONFIG_DMA_SHARED_BUFFER=y' "$(kernel_tree "$k")/.config" &&
+		grep -qs '^CONFIG_HMM_MIRROR=y' "$(kernel_tree "$k")/.config"; then
 		item "[$k] KFD stand-in builds with W=1, no warnings" build_standin "$k" "$BUILD/standin/$k"
 	else
-		result 0 "[$k] KFD stand-in # SKIP the kernel has no CONFIG_DMA_SHARED_BUFFER"
+		result 0 "[$k] KFD stand-in # SKIP the kernel lacks CONFIG_DMA_SHARED_BUFFER or CONFIG_HMM_MIRROR"
 	fi
 	if [ -s "$BUILD/kmod/$k/tplan.ko" ]; then
 		VM_KMOD_DIR="$BUILD/standin/$k" \

@@ -17,8 +17,8 @@
  *  - ACQUIRE_VM with the GPU's render node (/dev/dri/renderD*, mem.c),
  *    which also offers amdgpu's GEM_CREATE (VRAM) and PRIME_HANDLE_TO_FD,
  *    the way to a dma-buf before KFD 1.12;
- *  - ALLOC_MEMORY_OF_GPU of USERPTR (with amdgpu's checks of the user
- *    range: mapped, no VM_IO/VM_PFNMAP, writable) and VRAM/GTT, MAP and
+ *  - ALLOC_MEMORY_OF_GPU of USERPTR (its pages got with hmm_range_fault()
+ *    as amdgpu does: mapped, no VM_IO/VM_PFNMAP, writable) and VRAM/GTT, MAP and
  *    UNMAP_MEMORY_TO/FROM_GPU, FREE (EBUSY while mapped), IMPORT_DMABUF,
  *    and EXPORT_DMABUF on 1.12 and later;
  *  - CREATE_QUEUE of SDMA, SDMA_XGMI and (1.17) SDMA_BY_ENG_ID queues

@@ -6,15 +6,17 @@
  * dma-bufs of "VRAM" (kernel memory, exported and imported by any
  * process), and the doorbell slices.
  *
- * A USERPTR buffer is checked as amdgpu checks one when it gets its pages
- * (hmm_range_fault): the whole range mapped, no VM_IO or VM_PFNMAP
+ * A USERPTR buffer's pages are got as amdgpu gets them, with
+ * hmm_range_fault(): the whole range mapped, no VM_IO or VM_PFNMAP
  * mapping in it (EFAULT), writable (EPERM).  Unlike amdgpu, the pages are
- * not taken: the engine reads them through the process's mm.
+ * not kept: the engine reads them through the process's mm.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
 #include <linux/mm.h>
+#include <linux/hmm.h>
+#include <linux/mmu_notifier.h>
 #include <linux/vmalloc.h>
 #include <linux/miscdevice.h>
 #include <linux/dma-buf.h>
@@ -436,33 +438,53 @@ static struct standin_bo *standin_bo_get(struct standin_proc *p, u64 handle,
 	return idr_find(&pdd->handles, STANDIN_HANDLE_IDR(handle));
 }
 
+static bool standin_userptr_invalidate(struct mmu_interval_notifier *mni,
+				       const struct mmu_notifier_range *range,
+				       unsigned long cur_seq)
+{
+	mmu_interval_set_seq(mni, cur_seq);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops standin_userptr_ops = {
+	.invalidate = standin_userptr_invalidate,
+};
+
 /*
- * As amdgpu's userptr: the range [addr, addr + size) mapped by VMAs that
- * are neither VM_IO nor VM_PFNMAP (EFAULT) and are writable (EPERM).
+ * As amdgpu gets a USERPTR buffer's pages: hmm_range_fault() over
+ * [addr, addr + size), for writing (KFD registers no read-only userptr).
+ * It fails with EFAULT where nothing is mapped or a VM_IO or VM_PFNMAP
+ * mapping is, and EPERM where the mapping is not writable.
  */
 static int standin_userptr_check(u64 addr, u64 size)
 {
 	struct mm_struct *mm = current->mm;
-	struct vm_area_struct *vma;
-	u64 at = addr;
-	int ret = 0;
+	struct mmu_interval_notifier mni;
+	struct hmm_range range = {
+		.notifier = &mni,
+		.start = addr,
+		.end = addr + size,
+		.default_flags = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE,
+	};
+	int ret;
 
 	if (!size || addr + size < addr || !PAGE_ALIGNED(addr) || !PAGE_ALIGNED(size))
 		return -EINVAL;
-	mmap_read_lock(mm);
-	while (at < addr + size) {
-		vma = vma_lookup(mm, at);
-		if (!vma || vma->vm_flags & (VM_IO | VM_PFNMAP)) {
-			ret = -EFAULT;
-			break;
-		}
-		if (!(vma->vm_flags & VM_WRITE)) {
-			ret = -EPERM;
-			break;
-		}
-		at = vma->vm_end;
-	}
-	mmap_read_unlock(mm);
+	range.hmm_pfns = kvmalloc_array(size >> PAGE_SHIFT, sizeof(unsigned long), GFP_KERNEL);
+	if (!range.hmm_pfns)
+		return -ENOMEM;
+	ret = mmu_interval_notifier_insert(&mni, mm, addr, size, &standin_userptr_ops);
+	if (ret)
+		goto out;
+	do {
+		range.notifier_seq = mmu_interval_read_begin(&mni);
+		mmap_read_lock(mm);
+		ret = hmm_range_fault(&range);
+		mmap_read_unlock(mm);
+	} while (ret == -EBUSY);
+	mmu_interval_notifier_remove(&mni);
+out:
+	kvfree(range.hmm_pfns);
 	return ret;
 }
 
