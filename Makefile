@@ -119,6 +119,10 @@ SELFTEST_SCRIPTS := $(wildcard selftests/*.sh)
 # (a task dead with a global lock held): listed in plan-last, which
 # scripts/check.sh runs after everything else.
 SELFTEST_LAST := tplan_join_race_test
+# Tests of /dev/kfd: after the plan loads the tests' KFD stand-in
+# (selftests/kfd_standin, built per kernel by scripts/lib.sh's
+# build_standin); they skip where it is not built.
+SELFTEST_KFD := tplan_kfd_standin_test tplan_kfd_queue_test
 # A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h);
 # the errno contract from uapi/tplan.h (tplan_errno.h, generated at build time).
 $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h $(LIB_A) \
@@ -129,7 +133,10 @@ $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tile
 selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz
 	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/
 	@{ for s in $(notdir $(SELFTEST_SCRIPTS)); do echo "sh $$s"; done; \
-	   for b in $(filter-out $(SELFTEST_LAST),$(notdir $(SELFTEST_BINS))); do echo "bin $$b"; done; \
+	   for b in $(filter-out $(SELFTEST_LAST) $(SELFTEST_KFD),$(notdir $(SELFTEST_BINS))); do \
+		echo "bin $$b"; done; \
+	   echo "kmod kfd_standin"; \
+	   for b in $(SELFTEST_KFD); do echo "bin $$b"; done; \
 	 } > $(BUILD)/selftests/plan
 	@for b in $(SELFTEST_LAST); do echo "bin $$b"; done > $(BUILD)/selftests/plan-last
 

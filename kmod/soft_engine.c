@@ -26,18 +26,10 @@
  * Idle, the thread sleeps on its wait queue and costs next to nothing: it
  * also wakes once a second by itself, and counts a wake-up that finds
  * work only then as a lost one (debugfs), so a missed doorbell costs a
- * second and shows, instead of a hang.  A POLL that is not yet satisfied
- * spins briefly (a producer often opens the gate within microseconds),
- * then sleeps with a growing interval so that a gate closed for long
- * costs little CPU.
- *
- * POLL semantics as the hardware's: the packet's interval is the time
- * between two retries (the soft engine reads it as microseconds: the
- * 16-bit field bounds it at 65 ms), and its retry count counts those
- * intervals, not the checks made while spinning, which the engine does
- * as often as its back-off allows.  Gates are compared on their low
- * 32 bits at the gate's own address: the module, like the SDMA engine,
- * is little-endian only.
+ * second and shows, instead of a hang.  The packets themselves are
+ * executed by sdma_exec.c (POLL semantics and back-off are there), which
+ * the tests' KFD stand-in shares; what is the soft engine's own is here:
+ * the thread, fetching, rptr write-back, the knobs, the pointer page.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -54,22 +46,15 @@
 #include "tplan_priv.h"
 #include "queue.h"
 #include "tplan_sdma.h"
+#include "sdma_exec.h"
 #include "tplan_trace.h"
 
-#define TPLAN_POLL_SPIN_NS	20000		/* spin this long before sleeping */
-#define TPLAN_POLL_SLEEP_MIN_US	10
-#define TPLAN_POLL_SLEEP_MAX_US	1000
-#define TPLAN_COPY_SLICE	(1U << 20)	/* reschedule point in long copies */
 #define TPLAN_ENGINE_SAFETY	HZ		/* wake up by itself this often */
 #define TPLAN_SOFT_FIFO		64		/* packets fetched, not yet executed */
 #define TPLAN_SOFT_AHEAD_BYTES	(64U << 10)	/* ahead: how far rptr may run */
 #define TPLAN_SOFT_LAG_NS	(2 * NSEC_PER_MSEC)	/* lag: write-back period */
 #define TPLAN_SOFT_PREEMPT_EVERY_NS (3 * NSEC_PER_MSEC)	/* preempt: running this long */
 #define TPLAN_SOFT_PREEMPT_FOR_NS   (1 * NSEC_PER_MSEC)	/* then unmapped this long */
-
-#ifdef __BIG_ENDIAN
-#error "tplan: gates are polled on their low 32 bits at their own address, as SDMA does: little-endian only"
-#endif
 
 /* ---- Test knobs -------------------------------------------------------- */
 
@@ -178,6 +163,7 @@ struct tplan_soft_packet {
 
 struct tplan_soft_queue {
 	struct tplan_queue *q;
+	struct tplan_sdma_exec x;	/* executes the packets (sdma_exec.c) */
 	struct task_struct *thread;
 	wait_queue_head_t wq;
 	u32 quirks;
@@ -198,18 +184,8 @@ struct tplan_soft_queue {
 	u64 writeback_at;		/* lag: no write-back before */
 	u64 preempt_at, remap_at;	/* preempt: when running */
 	u64 idle_wakes;
-	bool poll_active;		/* a POLL at poll_pos was started */
-	u64 poll_pos, poll_next_retry;
-	u32 poll_retries;
 	u64 preemptions, reloads, wakeups, lost_wakeups;
 	struct tplan_soft_packet fifo[TPLAN_SOFT_FIFO];
-};
-
-enum tplan_exec {
-	TPLAN_EXEC_DONE,	/* advance past the packet */
-	TPLAN_EXEC_AGAIN,	/* preempted in a POLL: execute it again */
-	TPLAN_EXEC_STOP,	/* the thread is being stopped */
-	TPLAN_EXEC_FAULT,	/* the queue faulted */
 };
 
 static int tplan_soft_fault(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e,
@@ -217,31 +193,6 @@ static int tplan_soft_fault(struct tplan_soft_queue *sq, const struct tplan_soft
 {
 	tplan_queue_fault(sq->q, e->pos, e->dw0, reason);
 	return TPLAN_EXEC_FAULT;
-}
-
-static bool tplan_poll_compare(u32 func, u32 v, u32 ref)
-{
-	switch (func) {
-	case TPLAN_SDMA_FUNC_ALWAYS:	return true;
-	case TPLAN_SDMA_FUNC_LT:	return v < ref;
-	case TPLAN_SDMA_FUNC_LE:	return v <= ref;
-	case TPLAN_SDMA_FUNC_EQ:	return v == ref;
-	case TPLAN_SDMA_FUNC_NE:	return v != ref;
-	case TPLAN_SDMA_FUNC_GE:	return v >= ref;
-	case TPLAN_SDMA_FUNC_GT:	return v > ref;
-	}
-	return false;
-}
-
-static void tplan_soft_sleep_ns(u64 ns)
-{
-	ktime_t t = ns_to_ktime(ns);
-
-	/* TASK_IDLE: no load average; kthread_stop() wakes it. */
-	set_current_state(TASK_IDLE);
-	if (!kthread_should_stop())
-		schedule_hrtimeout_range(&t, ns / 4, HRTIMER_MODE_REL);
-	__set_current_state(TASK_RUNNING);
 }
 
 /*
@@ -378,215 +329,114 @@ static void tplan_soft_tick(struct tplan_soft_queue *sq)
 	tplan_soft_writeback(sq, now);
 }
 
-static int tplan_soft_poll(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
+static struct tplan_soft_queue *tplan_soft_of(struct tplan_sdma_exec *x)
 {
-	const struct tplan_sdma_poll_regmem *p = &e->p.u.poll;
-	struct tplan_queue *q = sq->q;
-	u32 interval_us = max_t(u32, p->interval, 1);
-	u32 sleep_us = TPLAN_POLL_SLEEP_MIN_US;
-	u64 spin_until;
-	const u32 *word;
-
-	if (!p->mem_poll || p->hdp_flush)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
-	word = tplan_group_translate(q->group, q->src, p->addr, 4);
-	if (!word)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
-
-	/* A POLL taken up again after a preemption keeps its retries. */
-	if (!sq->poll_active || sq->poll_pos != e->pos) {
-		sq->poll_active = true;
-		sq->poll_pos = e->pos;
-		sq->poll_retries = 0;
-		sq->poll_next_retry = ktime_get_ns() + (u64)interval_us * NSEC_PER_USEC;
-	}
-	spin_until = ktime_get_ns() + TPLAN_POLL_SPIN_NS;
-	/* Acquire: what the gate's writer wrote before it is visible to the copies. */
-	while (!tplan_poll_compare(p->func, smp_load_acquire(word) & p->mask, p->ref)) {
-		u64 now = ktime_get_ns();
-
-		/* A retry is one interval gone by, however often we looked. */
-		if (now >= sq->poll_next_retry) {
-			if (p->retry != TPLAN_SDMA_POLL_RETRY_FOREVER &&
-			    sq->poll_retries++ >= p->retry) {
-				sq->poll_active = false;
-				return tplan_soft_fault(sq, e, TPLAN_FAULT_POLL_TIMEOUT);
-			}
-			sq->poll_next_retry = now + (u64)interval_us * NSEC_PER_USEC;
-		}
-		if (kthread_should_stop())
-			return TPLAN_EXEC_STOP;
-		if (now < spin_until) {
-			cpu_relax();
-			continue;
-		}
-		tplan_soft_tick(sq);
-		if (sq->unmapped)
-			return TPLAN_EXEC_AGAIN;
-		tplan_soft_sleep_ns((u64)sleep_us * NSEC_PER_USEC);
-		sleep_us = min_t(u32, sleep_us * 2, TPLAN_POLL_SLEEP_MAX_US);
-	}
-	sq->poll_active = false;
-	trace_tplan_poll_satisfied(q->group->id, q->src, q->dst, p->addr, p->ref);
-	return TPLAN_EXEC_DONE;
+	return container_of(x, struct tplan_soft_queue, x);
 }
 
-static int tplan_soft_memmove(void *dst, const void *src, u64 len)
+/* The engine's only way to memory: heap ranges of the group, bounds-checked. */
+static void *tplan_soft_translate(struct tplan_sdma_exec *x, u64 addr, u64 len)
 {
-	u64 done, n;
+	struct tplan_queue *q = tplan_soft_of(x)->q;
 
-	for (done = 0; done < len; done += n) {
-		n = min_t(u64, len - done, TPLAN_COPY_SLICE);
-		memmove(dst + done, src + done, n);
-		if (n == TPLAN_COPY_SLICE) {
-			cond_resched();
-			if (kthread_should_stop())
-				return TPLAN_EXEC_STOP;
-		}
-	}
-	return TPLAN_EXEC_DONE;
-}
-
-static int tplan_soft_copy_linear(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
-{
-	const struct tplan_sdma_copy_linear *c = &e->p.u.copy_linear;
-	struct tplan_queue *q = sq->q;
-	void *src, *dst;
-	int ret;
-
-	if (c->encrypt || c->tmz || c->src_swap || c->dst_swap)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
-	if (c->bytes > q->group->limits.max_copy_bytes)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_PACKET);
-	src = tplan_group_translate(q->group, q->src, c->src, c->bytes);
-	dst = tplan_group_translate(q->group, q->src, c->dst, c->bytes);
-	if (!src || !dst)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
-	ret = tplan_soft_memmove(dst, src, c->bytes);
-	if (ret == TPLAN_EXEC_DONE)
-		trace_tplan_copy_done(q->group->id, q->src, q->dst, c->dst, c->bytes);
-	return ret;
-}
-
-/* Byte offset of element (x, y, z) of a window, and the window's extent. */
-static u64 tplan_window_offset(const struct tplan_sdma_window *w, u32 esize,
-			       u32 x, u32 y, u32 z)
-{
-	return ((u64)(w->z + z) * w->slice_pitch + (u64)(w->y + y) * w->pitch + w->x + x) * esize;
-}
-
-static int tplan_soft_copy_sub_window(struct tplan_soft_queue *sq,
-				      const struct tplan_soft_packet *e)
-{
-	const struct tplan_sdma_copy_sub_window *c = &e->p.u.sub_window;
-	struct tplan_queue *q = sq->q;
-	u32 esize = 1U << c->elem_size_log2;
-	u64 row = (u64)c->rect_x * esize;
-	u64 src_lo, src_hi, dst_lo, dst_hi, since_yield = 0;
-	u8 *src, *dst;
-	u32 y, z;
-
-	if (c->tmz || c->src_swap || c->dst_swap)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
-	/* Every row lies between the first byte and the end of the last row. */
-	src_lo = tplan_window_offset(&c->src, esize, 0, 0, 0);
-	src_hi = tplan_window_offset(&c->src, esize, 0, c->rect_y - 1, c->rect_z - 1) + row;
-	dst_lo = tplan_window_offset(&c->dst, esize, 0, 0, 0);
-	dst_hi = tplan_window_offset(&c->dst, esize, 0, c->rect_y - 1, c->rect_z - 1) + row;
-	src = tplan_group_translate(q->group, q->src, c->src.addr + src_lo, src_hi - src_lo);
-	dst = tplan_group_translate(q->group, q->src, c->dst.addr + dst_lo, dst_hi - dst_lo);
-	if (!src || !dst)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
-
-	/* A window holds up to 4 GiB: a stop point every TPLAN_COPY_SLICE bytes. */
-	for (z = 0; z < c->rect_z; z++) {
-		for (y = 0; y < c->rect_y; y++) {
-			memmove(dst + tplan_window_offset(&c->dst, esize, 0, y, z) - dst_lo,
-				src + tplan_window_offset(&c->src, esize, 0, y, z) - src_lo, row);
-			since_yield += row;
-			if (since_yield >= TPLAN_COPY_SLICE) {
-				since_yield = 0;
-				cond_resched();
-				if (kthread_should_stop())
-					return TPLAN_EXEC_STOP;
-			}
-		}
-	}
-	trace_tplan_copy_done(q->group->id, q->src, q->dst, c->dst.addr + dst_lo,
-			      row * c->rect_y * c->rect_z);
-	return TPLAN_EXEC_DONE;
-}
-
-static int tplan_soft_atomic(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
-{
-	const struct tplan_sdma_atomic *a = &e->p.u.atomic;
-	struct tplan_queue *q = sq->q;
-	atomic64_t *v;
-
-	if (a->atomic_op != TPLAN_SDMA_ATOMIC_ADD64 || a->loop || a->tmz)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
-	if (!IS_ALIGNED(a->addr, 8))
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
-	v = tplan_group_translate(q->group, q->src, a->addr, 8);
-	if (!v)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
-	/*
-	 * Release: the copies before it are visible to whoever sees the add;
-	 * and the add is visible before the waiters are woken.
-	 */
-	smp_mb__before_atomic();
-	atomic64_add((s64)a->src_data, v);
-	smp_mb__after_atomic();		/* the add before the wake-up */
-	wake_up_all(&q->group->arrival_wq);
-	return TPLAN_EXEC_DONE;
+	return tplan_group_translate(q->group, q->src, addr, len);
 }
 
 /* A FENCE to a heap word, or to the queue's own pointer page (progress). */
-static int tplan_soft_fence(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
+static int tplan_soft_fence(struct tplan_sdma_exec *x, u64 addr, u32 data)
 {
-	const struct tplan_sdma_fence *f = &e->p.u.fence;
+	struct tplan_soft_queue *sq = tplan_soft_of(x);
 	struct tplan_queue *q = sq->q;
 	u32 *p;
 
-	if (f->addr - q->ptr_dev < PAGE_SIZE && IS_ALIGNED(f->addr, 4)) {
+	if (addr - q->ptr_dev < PAGE_SIZE && IS_ALIGNED(addr, 4)) {
 		/* Written once the packet counts as executed (tplan_soft_retire()). */
-		sq->fence_word = (u32 *)((u8 *)q->ptr + (f->addr - q->ptr_dev));
-		sq->fence_data = f->data;
+		sq->fence_word = (u32 *)((u8 *)q->ptr + (addr - q->ptr_dev));
+		sq->fence_data = data;
 		return TPLAN_EXEC_DONE;
 	}
-	p = tplan_group_translate(q->group, q->src, f->addr, 4);
-	if (!p)
-		return tplan_soft_fault(sq, e, TPLAN_FAULT_BAD_ADDRESS);
+	p = tplan_group_translate(q->group, q->src, addr, 4);
+	if (!p) {
+		x->fault = TPLAN_FAULT_BAD_ADDRESS;
+		return TPLAN_EXEC_FAULT;
+	}
 	/* Release: the packets before the fence are done for its reader. */
-	smp_store_release(p, f->data);
+	smp_store_release(p, data);
 	wake_up_all(&q->group->arrival_wq);
 	return TPLAN_EXEC_DONE;
+}
+
+static void tplan_soft_trap(struct tplan_sdma_exec *x, u32 int_context)
+{
+	struct tplan_queue *q = tplan_soft_of(x)->q;
+
+	WRITE_ONCE(q->traps, q->traps + 1);
+	wake_up_all(&q->group->arrival_wq);
+}
+
+static void tplan_soft_landed(struct tplan_sdma_exec *x)
+{
+	wake_up_all(&tplan_soft_of(x)->q->group->arrival_wq);
+}
+
+/* A POLL waits: preemption, doorbells, fetching and write-back go on. */
+static int tplan_soft_poll_pause(struct tplan_sdma_exec *x, u64 sleep_ns)
+{
+	struct tplan_soft_queue *sq = tplan_soft_of(x);
+
+	tplan_soft_tick(sq);
+	if (sq->unmapped)
+		return TPLAN_EXEC_AGAIN;
+	tplan_sdma_exec_sleep(sleep_ns);
+	return TPLAN_EXEC_DONE;
+}
+
+static const struct tplan_sdma_exec_ops tplan_soft_exec_ops = {
+	.translate = tplan_soft_translate,
+	.fence = tplan_soft_fence,
+	.trap = tplan_soft_trap,
+	.landed = tplan_soft_landed,
+	.poll_pause = tplan_soft_poll_pause,
+};
+
+/* Tracepoints of what executed. */
+static void tplan_soft_traced(struct tplan_soft_queue *sq, const struct tplan_sdma_packet *p)
+{
+	const struct tplan_sdma_copy_sub_window *w = &p->u.sub_window;
+	struct tplan_queue *q = sq->q;
+	u32 esize;
+
+	switch (p->kind) {
+	case TPLAN_SDMA_KIND_POLL_REGMEM:
+		trace_tplan_poll_satisfied(q->group->id, q->src, q->dst, p->u.poll.addr,
+					   p->u.poll.ref);
+		break;
+	case TPLAN_SDMA_KIND_COPY_LINEAR:
+		trace_tplan_copy_done(q->group->id, q->src, q->dst, p->u.copy_linear.dst,
+				      p->u.copy_linear.bytes);
+		break;
+	case TPLAN_SDMA_KIND_COPY_LINEAR_SUB_WINDOW:
+		esize = 1U << w->elem_size_log2;
+		trace_tplan_copy_done(q->group->id, q->src, q->dst,
+				      w->dst.addr + tplan_sdma_window_offset(&w->dst, esize, 0, 0, 0),
+				      (u64)w->rect_x * esize * w->rect_y * w->rect_z);
+		break;
+	}
 }
 
 /* Execute a fetched packet. */
 static int tplan_soft_exec(struct tplan_soft_queue *sq, const struct tplan_soft_packet *e)
 {
+	int ret;
+
 	if (e->fault)
 		return tplan_soft_fault(sq, e, e->fault);
-	switch (e->p.kind) {
-	case TPLAN_SDMA_KIND_NOP:
-		return TPLAN_EXEC_DONE;
-	case TPLAN_SDMA_KIND_COPY_LINEAR:
-		return tplan_soft_copy_linear(sq, e);
-	case TPLAN_SDMA_KIND_COPY_LINEAR_SUB_WINDOW:
-		return tplan_soft_copy_sub_window(sq, e);
-	case TPLAN_SDMA_KIND_POLL_REGMEM:
-		return tplan_soft_poll(sq, e);
-	case TPLAN_SDMA_KIND_ATOMIC:
-		return tplan_soft_atomic(sq, e);
-	case TPLAN_SDMA_KIND_FENCE:
-		return tplan_soft_fence(sq, e);
-	case TPLAN_SDMA_KIND_TRAP:
-		WRITE_ONCE(sq->q->traps, sq->q->traps + 1);
-		wake_up_all(&sq->q->group->arrival_wq);
-		return TPLAN_EXEC_DONE;
-	}
-	return tplan_soft_fault(sq, e, TPLAN_FAULT_UNSUPPORTED);
+	ret = tplan_sdma_exec(&sq->x, &e->p, e->pos);
+	if (ret == TPLAN_EXEC_FAULT)
+		return tplan_soft_fault(sq, e, sq->x.fault);
+	if (ret == TPLAN_EXEC_DONE)
+		tplan_soft_traced(sq, &e->p);
+	return ret;
 }
 
 /*
@@ -631,7 +481,7 @@ static void tplan_soft_idle(struct tplan_soft_queue *sq)
 	else if ((sq->quirks & TPLAN_SOFT_RPTR_AHEAD ? sq->fetch : sq->exec) != sq->rptr_shown)
 		until = sq->writeback_at;
 	if (until) {
-		tplan_soft_sleep_ns(until > now ? until - now : 1);
+		tplan_sdma_exec_sleep(until > now ? until - now : 1);
 		return;
 	}
 	if (READ_ONCE(q->state)) {
@@ -695,6 +545,8 @@ static int tplan_soft_start(struct tplan_queue *q)
 	if (!sq)
 		return -ENOMEM;
 	sq->q = q;
+	sq->x.ops = &tplan_soft_exec_ops;
+	sq->x.max_copy_bytes = q->group->limits.max_copy_bytes;
 	sq->quirks = tplan_soft_quirks_next();
 	sq->preempt_at = ktime_get_ns() + TPLAN_SOFT_PREEMPT_EVERY_NS;
 	init_waitqueue_head(&sq->wq);

@@ -77,6 +77,25 @@ build_module() {
 	[ -s "$out/tplan.ko" ]
 }
 
+# build_standin KVER OUTDIR: the tests' KFD stand-in (selftests/kfd_standin)
+# for that kernel's tree, W=1, warning-free, as OUTDIR/kfd_standin.ko; its
+# scratch tree holds the packet interpreter it shares with tplan.ko.
+build_standin() {
+	local kver=$1 out=$2
+	rm -rf "$out"
+	mkdir -p "$out/standin" "$out/kmod"
+	cp selftests/kfd_standin/Kbuild "$out/"
+	cp selftests/kfd_standin/*.[ch] "$out/standin/"
+	cp kmod/sdma_exec.[ch] "$out/kmod/"
+	cp -r uapi "$out/"
+	make -C "$(kernel_tree "$kver")" M="$(cd "$out" && pwd)" W=1 modules >"$out/build.log" 2>&1 ||
+		{ cat "$out/build.log"; return 1; }
+	if grep -E 'warning:|error:' "$out/build.log"; then
+		return 1
+	fi
+	[ -s "$out/kfd_standin.ko" ]
+}
+
 # summary: the closing line; exit status 1 on any failure.
 summary() {
 	local pass fail skip

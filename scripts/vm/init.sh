@@ -78,13 +78,33 @@ else
 fi
 klog "end insmod"
 
-# Plan lines: "bin NAME [ARGS]", "sh NAME [ARGS]", and "mod PARAMS": reload
+# Plan lines: "bin NAME [ARGS]", "sh NAME [ARGS]", "mod PARAMS": reload
 # the module with PARAMS (rmmod must succeed); the tests after it are
-# named NAME@PARAMS.
+# named NAME@PARAMS; and "kmod NAME [PARAMS]": load the test module
+# /tests/NAME.ko (the KFD stand-in) for the rest of the plan, a step named
+# "insmod NAME" that skips where the plan has no NAME.ko; each is removed
+# after the last line ("rmmod NAME").
 cd /tests
 label=""
+kmods=""
 while read -r kind name args; do
 	[ -n "$kind" ] || continue
+	if [ "$kind" = kmod ]; then
+		m "test-begin insmod-$name"
+		klog "begin insmod-$name"
+		if [ ! -e "/tests/$name.ko" ]; then
+			echo "# $name.ko: not built for this kernel"
+			rc=4
+		else
+			# shellcheck disable=SC2086
+			insmod "/tests/$name.ko" $args 2>&1
+			rc=$?
+			[ $rc != 0 ] || kmods="$name $kmods"
+		fi
+		klog "end insmod-$name rc=$rc"
+		m "test-end insmod-$name rc=$rc"
+		continue
+	fi
 	if [ "$kind" = mod ]; then
 		params="$name${args:+ $args}"
 		label="@$(echo "$params" | tr ' ' ',')"
@@ -106,6 +126,14 @@ while read -r kind name args; do
 	klog "end $name$label rc=$rc"
 	m "test-end $name$label rc=$rc"
 done < /tests/plan
+for name in $kmods; do
+	m "test-begin rmmod-$name"
+	klog "begin rmmod-$name"
+	rmmod "$name" 2>&1
+	rc=$?
+	klog "end rmmod-$name rc=$rc"
+	m "test-end rmmod-$name rc=$rc"
+done
 klog "all tests done"
 cd /
 

@@ -9,14 +9,17 @@
 #   TEST_DIR    holds the test programs and a "plan" file: lines "bin NAME
 #               [ARGS]" or "sh NAME [ARGS]", run in order, and "mod PARAMS",
 #               which reloads the module with PARAMS for the lines after it
-#               (their tests are named NAME@PARAMS)
+#               (their tests are named NAME@PARAMS), and "kmod NAME
+#               [PARAMS]", which loads the test module NAME.ko (VM_KMOD_DIR)
+#               for the rest of the plan
 #
 # Environment: VM_MEM (MiB, default 3072, 4096 on the debug kernel: the
 # 1 GiB per-packet split runs between two heaps of just over 1 GiB),
 # VM_CPUS (default 2), VM_TIMEOUT (s, default 1500), TPLAN_MODPARAMS (insmod arguments),
 # VM_SHOW_OUTPUT=1 (print the programs' output instead of parsing TAP),
 # TPLAN_CACHE (where install-deps.sh put the kernel images),
-# VM_ROOTFS_EXTRA (a directory laid over the VM's /: the Python runtime).
+# VM_ROOTFS_EXTRA (a directory laid over the VM's /: the Python runtime),
+# VM_KMOD_DIR (test modules built for KVER, *.ko: the KFD stand-in).
 #
 # Every result line is TAP-like: "ok - [KVER] name" / "not ok - [KVER] name"
 # / "ok - [KVER] name # SKIP why".  Besides each test, the run itself yields:
@@ -55,6 +58,9 @@ cp "$here/init.sh" "$work/root/init"
 chmod +x "$work/root/init"
 cp "$moddir/tplan.ko" "$work/root/tplan.ko"
 cp -r "$testdir"/. "$work/root/tests/"
+if [ -n "${VM_KMOD_DIR:-}" ] && compgen -G "$VM_KMOD_DIR/*.ko" >/dev/null; then
+	cp "$VM_KMOD_DIR"/*.ko "$work/root/tests/"
+fi
 printf '%s\n' "${TPLAN_MODPARAMS:-}" > "$work/root/tests/modparams"
 [ -z "${VM_ROOTFS_EXTRA:-}" ] || cp -a "$VM_ROOTFS_EXTRA"/. "$work/root/"
 ( cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$work/initramfs.gz"

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Host unit tests of the plain-C parts (codec, limits, validator, ring,
-# schedules, chain building, the examples' GEMM tiling).
+# schedules, chain building, the examples' GEMM tiling), and libtplan's
+# KFD ABI against the kernels' headers.
 # Included by the top Makefile; paths are from the repository root.
 # Standalone: make -f tests/host/host.mk host-check
 
@@ -36,6 +37,19 @@ HOST_DEPS_device_view_test := $(BUILD)/host/device_header.stamp
 HOST_SRCS_gemm_tiles_test := libtplan/schedule.c
 
 HOST_TEST_BINS += $(addprefix $(BUILD)/host/,$(HOST_TEST_NAMES))
+
+# libtplan's KFD ABI (libtplan/kfd_abi.h) against each Debian kernel's
+# kfd_ioctl.h and amdgpu_drm.h: kfd_abi_test-KVER, one per headers tree.
+KFD_UAPI_TREES := $(wildcard /usr/src/linux-headers-*-common/include/uapi/linux/kfd_ioctl.h)
+KFD_ABI_KVERS := $(patsubst /usr/src/linux-headers-%-common/include/uapi/linux/kfd_ioctl.h,%,\
+	$(KFD_UAPI_TREES))
+HOST_TEST_BINS += $(addprefix $(BUILD)/host/kfd_abi_test-,$(KFD_ABI_KVERS))
+$(BUILD)/host/kfd_abi_test-%: tests/host/kfd_abi_test.c libtplan/kfd_abi.h \
+		/usr/src/linux-headers-%-common/include/uapi/linux/kfd_ioctl.h
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -Ilibtplan -idirafter /usr/src/linux-headers-$*-common/include/uapi \
+		-DKFD_IOCTL_H='"/usr/src/linux-headers-$*-common/include/uapi/linux/kfd_ioctl.h"' \
+		-o $@ $<
 
 .PHONY: host-tests host-check
 host-tests: $(HOST_TEST_BINS)
