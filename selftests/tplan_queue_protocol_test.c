@@ -372,7 +372,10 @@ TEST_F(proto, fork_child_and_passed_file_cannot_map)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 
 	/* A process that gets the file over a socket (it closes the inherited one). */
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		ASSERT_TRUE(errno == EAFNOSUPPORT || errno == ENOSYS);
+		SKIP(return, "a kernel without sockets: a file passed over one is not tried");
+	}
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -481,7 +484,10 @@ TEST(peer_rank_cannot_reach_queue_memory)
 
 	TPLAN_OPEN_OR_SKIP(fd);
 	close(fd);
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, a.sv));
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, a.sv)) {
+		ASSERT_TRUE(errno == EAFNOSUPPORT || errno == ENOSYS);
+		SKIP(return, "a kernel without sockets: no way to hand a peer the file");
+	}
 	RUN_RANKS(2, rank_peer_cannot_reach, &a, 120000);
 	close(a.sv[0]);
 	close(a.sv[1]);
