@@ -573,7 +573,9 @@ static inline int tplan_test_inject_allowed(void)
 
 /*
  * Open a context and join env's group as env's rank, with sdma_ip (0: the
- * library's default).
+ * library's default).  Every rank allocates and clears its heap before it
+ * waits for the others: the timeout grows by a minute per GiB of heap, so
+ * a slow host does not make the other ranks give up on it.
  */
 static inline int tplan_rank_join_ip(struct tplan_rank_env *env, uint64_t heap_size,
 				     uint32_t sdma_ip, struct tplan_ctx **ctxp)
@@ -584,7 +586,7 @@ static inline int tplan_rank_join_ip(struct tplan_rank_env *env, uint64_t heap_s
 		.rank = env->rank,
 		.heap_size = heap_size,
 		.sdma_ip = sdma_ip,
-		.timeout_ms = TPLAN_TEST_TIMEOUT_MS,
+		.timeout_ms = TPLAN_TEST_TIMEOUT_MS + (uint32_t)(heap_size >> 30) * 60000,
 	};
 	int ret = tplan_ctx_open(ctxp, NULL);
 
