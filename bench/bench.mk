@@ -18,7 +18,7 @@ bench-validate: $(BUILD)/bench/chain_validate_bench
 # put_bench runs in the VM (static, like the selftests):
 #   make bench   boots the VM and prints put bandwidth against memcpy, the
 #                latency of one small copy and idle engine CPU time
-$(BUILD)/bench/put_bench: bench/put_bench.c $(LIB_A) $(LIB_HDRS)
+$(BUILD)/bench/put_bench: bench/put_bench.c bench/engine_threads.h $(LIB_A) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -static -pthread $< -o $@ $(LIB_A)
 
@@ -32,7 +32,7 @@ bench:
 # peers, against a null ioctl and memcpy of the chain bytes; all-gather
 # rounds per second and bandwidth.  Its ioctls are counted through
 # --wrap=ioctl (the library's too).
-$(BUILD)/bench/plan_bench: bench/plan_bench.c $(LIB_A) $(LIB_HDRS) $(wildcard device/*.h)
+$(BUILD)/bench/plan_bench: bench/plan_bench.c bench/engine_threads.h $(LIB_A) $(LIB_HDRS) $(wildcard device/*.h)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(CFLAGS) $(WARNFLAGS) $(TPLAN_CPPFLAGS) -static -pthread \
 		-Wl,--wrap=ioctl $< -o $@ $(LIB_A)

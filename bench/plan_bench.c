@@ -62,6 +62,7 @@
 #include "libtplan.h"
 #include "tplan_device.h"
 #include "tplan_sdma.h"
+#include "engine_threads.h"
 
 #define REGION_BYTES 64
 #define ROUNDS_BASE 200
@@ -310,56 +311,13 @@ static void info_reps(void *arg, uint64_t reps)
 	}
 }
 
-/* ---- the engine's threads -------------------------------------------------- */
-
-/*
- * The soft engine's threads of the newest group (the one this run joined
- * last): tplan-g<id>/<src>-<dst>, the largest id.
- */
-static unsigned int engine_pids(pid_t *pids, unsigned int room)
-{
-	char path[300], comm[64];
-	unsigned long id, best = 0;
-	unsigned int n = 0;
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-	FILE *f;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		char *end;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = 0;
-		fclose(f);
-		if (strncmp(comm, "tplan-g", 7))
-			continue;
-		id = strtoul(comm + 7, &end, 10);
-		if (*end != '/')
-			continue;
-		if (id > best) {
-			best = id;
-			n = 0;
-		}
-		if (id == best && n < room)
-			pids[n++] = (pid_t)atoi(de->d_name);
-	}
-	closedir(d);
-	return n;
-}
+/* ---- the engine's threads (engine_threads.h) ------------------------------------ */
 
 /* CPU time of the threads: schedstat (ns), else utime + stime (ticks). */
 static uint64_t engine_cpu_ns(const pid_t *pids, unsigned int n)
 {
-	char path[64], buf[512], *p;
-	unsigned long long ns, ut, st;
+	char path[64];
+	unsigned long long ns, ticks;
 	uint64_t sum = 0;
 	unsigned int i;
 	FILE *f;
@@ -374,18 +332,8 @@ static uint64_t engine_cpu_ns(const pid_t *pids, unsigned int n)
 		}
 		if (f)
 			fclose(f);
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-		/* Fields 14 and 15, counted after the ")" that ends the name. */
-		p = strrchr(buf, ')');
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-				&ut, &st) == 2)
-			sum += (ut + st) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+		if (!engine_thread_ticks(pids[i], &ticks))
+			sum += ticks * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
 	}
 	return sum;
 }
@@ -553,7 +501,9 @@ static int cost_row(struct tplan_ctx *ctx, uint32_t ri, uint32_t rank, uint64_t 
 		return 1;
 
 	if (rank == 0) {
-		npids = engine_pids(pids, MAX_ENGINES);
+		int found = engine_pids(pids, MAX_ENGINES);
+
+		npids = found > 0 ? (unsigned int)found : 0;
 		ring0 = ring_wptr_sum(ctx, world, rank);
 	}
 	CHECK(ctx, tplan_barrier(ctx, 0));

@@ -37,6 +37,7 @@
 
 #include "libtplan.h"
 #include "tplan_sdma.h"
+#include "engine_threads.h"
 
 #define MAX_SIZE (64ULL << 20)
 /* Room for the largest copy plus the kernel's gate area at the top. */
@@ -255,61 +256,23 @@ static int receiver(struct tplan_ctx *ctx, struct shared *sh, uint64_t signal_of
 	return 0;
 }
 
-/*
- * CPU ticks (utime + stime) of the engine threads of the newest group
- * (this one: a group's threads are gone with it), tplan-g<id>/<src>-<dst>
- * with the largest id.
- */
+/* CPU ticks (utime + stime) of the newest group's engine threads (this one's). */
 static int engine_ticks(uint64_t *ticks, unsigned int *threads)
 {
-	char path[300], comm[64], stat[512], *p, *end;
-	unsigned long id, best = 0;
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-	FILE *f;
+	pid_t pids[128];
+	unsigned long long t;
+	int i, n = engine_pids(pids, 128);
 
-	if (!d)
-		return -errno;
+	if (n < 0)
+		return n;
 	*ticks = 0;
 	*threads = 0;
-	while ((de = readdir(d))) {
-		unsigned long ut, st;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+	for (i = 0; i < n; i++) {
+		if (engine_thread_ticks(pids[i], &t))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = 0;
-		fclose(f);
-		if (strncmp(comm, "tplan-g", 7))
-			continue;
-		id = strtoul(comm + 7, &end, 10);
-		if (*end != '/' || id < best)
-			continue;
-		if (id > best) {
-			best = id;
-			*ticks = 0;
-			*threads = 0;
-		}
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(stat, sizeof(stat), f))
-			stat[0] = 0;
-		fclose(f);
-		/* Fields 14 and 15, counted after the ")" that ends the name. */
-		p = strrchr(stat, ')');
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-				&ut, &st) == 2) {
-			*ticks += ut + st;
-			(*threads)++;
-		}
+		*ticks += t;
+		(*threads)++;
 	}
-	closedir(d);
 	return 0;
 }
 
