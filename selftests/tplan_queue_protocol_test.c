@@ -493,12 +493,49 @@ TEST(peer_rank_cannot_reach_queue_memory)
 	close(a.sv[1]);
 }
 
+/*
+ * Submit one chain to rank 1: POLL(own ready word >= 1), a copy of bytes
+ * from own + DATA_OFF to dst, ATOMIC +1 on rank 1's arrival word.  Its
+ * dwords go to dw (64 of room), their count to *ndw; the ioctl's answer
+ * (the reject in *s).
+ */
+static int submit_one_chain(struct tplan_ctx *ctx, uint64_t dst, uint32_t bytes, uint32_t *dw,
+			    struct tplan_chain_submit *s, int *ndw)
+{
+	uint64_t own = tplan_heap_devaddr(ctx, 0);
+	struct tplan_sdma_poll_regmem poll = {
+		.addr = own + READY_OFF, .mask = TPLAN_CHAIN_POLL_MASK,
+		.func = TPLAN_CHAIN_POLL_FUNC, .mem_poll = 1, .interval = 10,
+		.retry = TPLAN_CHAIN_POLL_RETRY,
+	};
+	struct tplan_sdma_copy_linear copy = { .src = own + DATA_OFF, .dst = dst, .bytes = bytes };
+	struct tplan_sdma_atomic add = {
+		.addr = tplan_heap_devaddr(ctx, 1) + ARRIVAL_OFF, .src_data = 1,
+		.atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
+	};
+	struct tplan_chain_desc d = {
+		.ref = 1, .ready_offset = READY_OFF, .arrival_offset = ARRIVAL_OFF,
+	};
+	int n = 0;
+
+	n += tplan_sdma_encode_poll_regmem(dw + n, 64 - n, &poll);
+	n += tplan_sdma_encode_copy_linear(dw + n, 64 - n, &copy);
+	n += tplan_sdma_encode_atomic(dw + n, 64 - n, &add);
+	d.ndw = (uint32_t)n;
+	*s = (struct tplan_chain_submit) {
+		.size = sizeof(*s), .peer = 1, .nchains = 1, .chains = (uintptr_t)&d,
+		.ndw = (uint32_t)n, .dwords = (uintptr_t)dw,
+	};
+	*ndw = n;
+	return tplan_test_ioctl(tplan_ctx_fd(ctx), TPLAN_IOC_CHAIN_SUBMIT, s);
+}
+
 /* A chain whose copy lands on the pointer page is refused like any outside the heaps. */
 TEST_F(proto, chains_cannot_target_the_pointer_page)
 {
 	TPLAN_SETUP_SKIPPED_RETURN();
 	struct tplan_ctx *ctx = self->g.ctx;
-	uint64_t own = tplan_heap_devaddr(ctx, 0), ptr_dev = 0;
+	uint64_t ptr_dev = 0;
 	struct tplan_queue_info qi;
 	uint32_t dw[64];
 	int n = 0;
@@ -507,31 +544,10 @@ TEST_F(proto, chains_cannot_target_the_pointer_page)
 	if (tplan_debugfs_u64(self->g.key, 0, 1, "ptr_dev", &ptr_dev))
 		SKIP(return, "needs debugfs for the pointer page's address");
 	{
-		struct tplan_sdma_poll_regmem poll = {
-			.addr = own + READY_OFF, .mask = TPLAN_CHAIN_POLL_MASK,
-			.func = TPLAN_CHAIN_POLL_FUNC, .mem_poll = 1, .interval = 10,
-			.retry = TPLAN_CHAIN_POLL_RETRY,
-		};
-		struct tplan_sdma_copy_linear copy = {
-			.src = own + DATA_OFF, .dst = ptr_dev + TPLAN_QPTR_DONE_SEQ, .bytes = 4,
-		};
-		struct tplan_sdma_atomic add = {
-			.addr = tplan_heap_devaddr(ctx, 1) + ARRIVAL_OFF, .src_data = 1,
-			.atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
-		};
-		struct tplan_chain_desc d = {
-			.ref = 1, .ready_offset = READY_OFF, .arrival_offset = ARRIVAL_OFF,
-		};
-		struct tplan_chain_submit s = {
-			.size = sizeof(s), .peer = 1, .nchains = 1, .chains = (uintptr_t)&d,
-			.dwords = (uintptr_t)dw,
-		};
+		struct tplan_chain_submit s;
 
-		n += tplan_sdma_encode_poll_regmem(dw + n, 64 - n, &poll);
-		n += tplan_sdma_encode_copy_linear(dw + n, 64 - n, &copy);
-		n += tplan_sdma_encode_atomic(dw + n, 64 - n, &add);
-		d.ndw = s.ndw = (uint32_t)n;
-		ASSERT_EQ(-EINVAL, tplan_test_ioctl(tplan_ctx_fd(ctx), TPLAN_IOC_CHAIN_SUBMIT, &s));
+		ASSERT_EQ(-EINVAL, submit_one_chain(ctx, ptr_dev + TPLAN_QPTR_DONE_SEQ, 4, dw,
+						    &s, &n));
 		ASSERT_EQ(1, s.reject.packet);
 	}
 	ASSERT_EQ(0, queue_info(ctx, 1, 0, &qi));
@@ -551,7 +567,7 @@ TEST_F(proto, charge_held_until_gate_fence_though_rptr_passed_the_poll)
 {
 	TPLAN_SETUP_SKIPPED_RETURN();
 	struct tplan_ctx *ctx = self->g.ctx;
-	uint64_t own = tplan_heap_devaddr(ctx, 0), peer = tplan_heap_devaddr(ctx, 1);
+	uint64_t peer = tplan_heap_devaddr(ctx, 1);
 	unsigned char *dst = tplan_heap_ptr(ctx, 1);
 	struct tplan_queue_info qi;
 	uint32_t dw[64];
@@ -560,30 +576,9 @@ TEST_F(proto, charge_held_until_gate_fence_though_rptr_passed_the_poll)
 	MAKE_QUEUE_OR_SKIP("ahead", "ahead");
 	memset((char *)tplan_heap_ptr(ctx, 0) + DATA_OFF, 0x6b, 64);
 	{
-		struct tplan_sdma_poll_regmem poll = {
-			.addr = own + READY_OFF, .mask = TPLAN_CHAIN_POLL_MASK,
-			.func = TPLAN_CHAIN_POLL_FUNC, .mem_poll = 1, .interval = 10,
-			.retry = TPLAN_CHAIN_POLL_RETRY,
-		};
-		struct tplan_sdma_copy_linear copy = {
-			.src = own + DATA_OFF, .dst = peer + DATA_OFF, .bytes = 64,
-		};
-		struct tplan_sdma_atomic add = {
-			.addr = peer + ARRIVAL_OFF, .src_data = 1, .atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
-		};
-		struct tplan_chain_desc d = {
-			.ref = 1, .ready_offset = READY_OFF, .arrival_offset = ARRIVAL_OFF,
-		};
-		struct tplan_chain_submit s = {
-			.size = sizeof(s), .peer = 1, .nchains = 1, .chains = (uintptr_t)&d,
-			.dwords = (uintptr_t)dw,
-		};
+		struct tplan_chain_submit s;
 
-		n += tplan_sdma_encode_poll_regmem(dw + n, 64 - n, &poll);
-		n += tplan_sdma_encode_copy_linear(dw + n, 64 - n, &copy);
-		n += tplan_sdma_encode_atomic(dw + n, 64 - n, &add);
-		d.ndw = s.ndw = (uint32_t)n;
-		ASSERT_EQ(0, tplan_test_ioctl(tplan_ctx_fd(ctx), TPLAN_IOC_CHAIN_SUBMIT, &s));
+		ASSERT_EQ(0, submit_one_chain(ctx, peer + DATA_OFF, 64, dw, &s, &n));
 	}
 	/* The engine fetched all of it: rptr is past the POLL, the gate is shut. */
 	ASSERT_EQ(0, wait_rptr_caught_up(ctx, &qi, TPLAN_TEST_TIMEOUT_MS));
