@@ -159,6 +159,29 @@ static struct dma_buf *standin_vram_export(struct standin_vram *v)
 	return buf;
 }
 
+/*
+ * An fd of v's dma-buf, made at the first export and kept in *cached for
+ * the next (the buffer holds a reference of it); the fd or -errno.
+ */
+static int standin_vram_export_fd(struct standin_vram *v, struct dma_buf **cached,
+				  bool cloexec)
+{
+	struct dma_buf *buf;
+	int fd;
+
+	if (!*cached) {
+		buf = standin_vram_export(v);
+		if (IS_ERR(buf))
+			return PTR_ERR(buf);
+		*cached = buf;
+	}
+	get_dma_buf(*cached);
+	fd = dma_buf_fd(*cached, cloexec ? O_CLOEXEC : 0);
+	if (fd < 0)
+		dma_buf_put(*cached);
+	return fd;
+}
+
 /* ---- The render nodes ---------------------------------------------------- */
 
 struct standin_render {
@@ -249,7 +272,6 @@ static int standin_gem_create(struct standin_render_file *rf, union drm_amdgpu_g
 static int standin_prime_handle_to_fd(struct standin_render_file *rf, struct drm_prime_handle *a)
 {
 	struct standin_gem *gem;
-	struct dma_buf *buf;
 	int fd, ret = 0;
 
 	if (a->flags & ~(DRM_CLOEXEC | DRM_RDWR))
@@ -260,18 +282,8 @@ static int standin_prime_handle_to_fd(struct standin_render_file *rf, struct drm
 		ret = -ENOENT;
 		goto out;
 	}
-	if (!gem->dmabuf) {
-		buf = standin_vram_export(gem->vram);
-		if (IS_ERR(buf)) {
-			ret = PTR_ERR(buf);
-			goto out;
-		}
-		gem->dmabuf = buf;
-	}
-	get_dma_buf(gem->dmabuf);
-	fd = dma_buf_fd(gem->dmabuf, a->flags & DRM_CLOEXEC);
+	fd = standin_vram_export_fd(gem->vram, &gem->dmabuf, a->flags & DRM_CLOEXEC);
 	if (fd < 0) {
-		dma_buf_put(gem->dmabuf);
 		ret = fd;
 		goto out;
 	}
@@ -758,7 +770,6 @@ int standin_export_dmabuf(struct standin_proc *p, void *data)
 	struct kfd_ioctl_export_dmabuf_args *args = data;
 	struct standin_pdd *pdd;
 	struct standin_bo *bo;
-	struct dma_buf *buf;
 	int fd, ret = 0;
 
 	if (args->flags & ~(O_CLOEXEC | O_RDWR))
@@ -773,18 +784,8 @@ int standin_export_dmabuf(struct standin_proc *p, void *data)
 		ret = -EPERM;		/* amdgpu will not export a userptr */
 		goto out;
 	}
-	if (!bo->dmabuf) {
-		buf = standin_vram_export(bo->vram);
-		if (IS_ERR(buf)) {
-			ret = PTR_ERR(buf);
-			goto out;
-		}
-		bo->dmabuf = buf;
-	}
-	get_dma_buf(bo->dmabuf);
-	fd = dma_buf_fd(bo->dmabuf, args->flags & O_CLOEXEC);
+	fd = standin_vram_export_fd(bo->vram, &bo->dmabuf, args->flags & O_CLOEXEC);
 	if (fd < 0) {
-		dma_buf_put(bo->dmabuf);
 		ret = fd;
 		goto out;
 	}
