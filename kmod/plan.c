@@ -28,9 +28,11 @@ static_assert(sizeof(struct tplan_vote) <= TPLAN_COLL_SLOT_BYTES);
  * Exchange verdicts (killable: a plan step is never interrupted half-way;
  * each vote waits up to timeout_ms for the other ranks);
  * returns 0 when every rank said 0, else the verdict of the lowest
- * failing rank (with its reason in *reject when asked for).  A failed
- * exchange (broken group, a late rank, death) is returned as is, on every
- * rank.
+ * failing rank (with its reason in *reject when asked for).  Another
+ * rank's EINTR (it is being killed) is ECONNRESET here, as the exchange
+ * says of a rank that dies before the others arrive: EINTR only ever
+ * means that a signal reached the caller.  A failed exchange (broken
+ * group, a late rank, death) is returned as is, on every rank.
  */
 int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 		    const struct tplan_chain_reject *why, struct tplan_chain_reject *reject,
@@ -48,7 +50,7 @@ int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 				   TPLAN_COLL_KILLABLE);
 	for (r = 0; !ret && r < g->world_size; r++) {
 		if (all[r].err) {
-			ret = all[r].err;
+			ret = all[r].err == -EINTR && r != tf->rank ? -ECONNRESET : all[r].err;
 			if (reject)
 				*reject = all[r].reject;
 		}

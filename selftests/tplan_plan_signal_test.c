@@ -10,7 +10,10 @@
  *     space: the step must succeed on every rank or on none (uapi/tplan.h);
  *   - the same with the signal sent to the rank waiting for ring space:
  *     EINTR means a signal arrived at the caller, so the other rank, which
- *     got none, must not answer EINTR.
+ *     got none, must not answer EINTR;
+ *   - the same with SIGKILL: the killed rank votes no while it dies, and
+ *     the other rank fails (the step is on every rank or none), but not
+ *     with EINTR, which only a signal to the caller may cause.
  * The last two stall a queue with injected packets (allow_inject=1).
  */
 #include <pthread.h>
@@ -25,6 +28,13 @@
 #define REGIONS 4			/* a chain longer than the room left in the ring */
 #define RANKS_TIMEOUT_MS 100000
 #define STALL_WORD (HEAP / 2)
+/*
+ * Steps that can only end at their timeout (the peer comes later, or its
+ * queue stays stalled until the answer): short ones keep the test quick,
+ * and the assertions hold whichever way a slow host ends the step.
+ */
+#define FIRST_VOTE_TIMEOUT_MS 2000
+#define STALLED_STEP_TIMEOUT_MS 3000
 
 /* shared words */
 #define W_PID(r)	(r)
@@ -63,10 +73,10 @@ static int catch_usr1(void)
 	return sigaction(SIGUSR1, &sa, NULL);
 }
 
-/* SIGUSR1 to a rank's main thread (not to a helper thread it may have). */
-static int poke(pid_t pid)
+/* sig to a rank's main thread (not to a helper thread it may have). */
+static int poke(pid_t pid, int sig)
 {
-	return (int)syscall(SYS_tgkill, pid, pid, SIGUSR1);
+	return (int)syscall(SYS_tgkill, pid, pid, sig);
 }
 
 /* The kernel function a task sleeps in ("" if unknown). */
@@ -104,6 +114,7 @@ static int rank_first_vote(struct tplan_rank_env *env)
 {
 	static struct tp_even ev;
 	struct tplan_ctx *ctx;
+	uint64_t t0, took;
 	struct tp_plan p;
 	int ret;
 
@@ -115,11 +126,18 @@ static int rank_first_vote(struct tplan_rank_env *env)
 	RANK_OK(tp_build(&p, &ev.s));
 	if (env->rank == 1)
 		RANK_OK(tplan_shared_wait(&env->shared[W_GO], 1, RANKS_TIMEOUT_MS / 2));
+	else
+		p.step_timeout_ms = FIRST_VOTE_TIMEOUT_MS;	/* it can only time out */
 	tplan_shared_set(&env->shared[W_READY(env->rank)], 1);
+	t0 = tplan_now_ms();
 	ret = tp_prepare_built(&p);
+	took = tplan_now_ms() - t0;
 	publish(env, ret);
 	/* Plan steps are not interrupted: no EINTR, and the same answer on both. */
 	RANK_ASSERT(ret != -EINTR);
+	/* The signal did not end rank 0's wait early. */
+	if (env->rank == 0)
+		RANK_ASSERT(ret != -ETIMEDOUT || took >= FIRST_VOTE_TIMEOUT_MS);
 	RANK_LISTED(TPLAN_IOC_PLAN_PREPARE, ret);
 	/* stay until the other rank answered: its file keeps the group */
 	tplan_shared_wait(&env->shared[W_DONE(1 - env->rank)], 1, RANKS_TIMEOUT_MS / 2);
@@ -148,7 +166,7 @@ TEST_F_TIMEOUT(signal, prepare_interrupted_in_its_first_vote_leaves_the_peer_an_
 	ASSERT_EQ(0, tplan_shared_wait(&r.shared[W_READY(0)], 1, RANKS_TIMEOUT_MS / 2));
 	pid0 = (pid_t)r.shared[W_PID(0)];
 	ASSERT_EQ(0, tplan_test_wait_blocked(pid0, RANKS_TIMEOUT_MS / 2));
-	ASSERT_EQ(0, poke(pid0));
+	ASSERT_EQ(0, poke(pid0, SIGUSR1));
 	ASSERT_NE(0, result_of(r.shared, 0));
 	tplan_shared_set(&r.shared[W_GO], 1);
 	res = result_of(r.shared, 1);
@@ -169,6 +187,7 @@ enum step { STEP_PREPARE, STEP_NEXT_ROUND };
 struct last_vote {
 	enum step step;
 	unsigned int signalled;	/* 0: the rank in the last vote, 1: the one waiting for room */
+	int sig;		/* SIGUSR1 (caught, no SA_RESTART) or SIGKILL */
 };
 
 static void *release_when_told(void *arg)
@@ -214,6 +233,9 @@ static int rank_last_vote(struct tplan_rank_env *env)
 		RANK_OK(pthread_create(&helper, NULL, release_when_told, &helper_env));
 	}
 	RANK_OK(tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
+	/* A killed rank must die waiting for ring space, not time out first. */
+	if (lv->sig != SIGKILL)
+		p.step_timeout_ms = STALLED_STEP_TIMEOUT_MS;
 	tplan_shared_set(&env->shared[W_READY(env->rank)], 1);
 	ret = lv->step == STEP_PREPARE ? tp_prepare_built(&p) : tp_next(&p, NULL);
 	publish(env, ret);
@@ -221,7 +243,8 @@ static int rank_last_vote(struct tplan_rank_env *env)
 		tplan_shared_set(&env->shared[W_RELEASE], 1);
 		pthread_join(helper, NULL);
 	}
-	tplan_shared_wait(&env->shared[W_DONE(1 - env->rank)], 1, RANKS_TIMEOUT_MS / 2);
+	if (lv->sig != SIGKILL)
+		tplan_shared_wait(&env->shared[W_DONE(1 - env->rank)], 1, RANKS_TIMEOUT_MS / 2);
 	tp_free_chains(&p);
 	tplan_ctx_close(ctx);
 	return 0;
@@ -247,6 +270,7 @@ static int run_last_vote(struct __test_metadata *_metadata, const struct last_vo
 {
 	struct tplan_ranks r;
 	char w0[64], w1[64];
+	uint32_t killed;
 	uint64_t end;
 	pid_t pid[2];
 	int nf;
@@ -267,18 +291,22 @@ static int run_last_vote(struct __test_metadata *_metadata, const struct last_vo
 		if (!strcmp(w0, "tplan_group_exchange") && w1[0] &&
 		    strcmp(w1, "tplan_group_exchange"))
 			break;
+		if (r.shared[W_DONE(0)] || r.shared[W_DONE(1)])
+			break;	/* a slow host: the step already ended */
 		if (tplan_now_ms() > end) {
 			TH_LOG("rank 0 sleeps in '%s', rank 1 in '%s': not where the test wants them",
 			       w0, w1);
 			break;
 		}
 	}
-	poke(pid[lv->signalled]);
-	res[lv->signalled] = result_of(r.shared, lv->signalled);
+	poke(pid[lv->signalled], lv->sig);
+	if (lv->sig != SIGKILL)
+		res[lv->signalled] = result_of(r.shared, lv->signalled);
 	tplan_shared_set(&r.shared[W_RELEASE], 1);
 	res[1 - lv->signalled] = result_of(r.shared, 1 - lv->signalled);
-	nf = tplan_ranks_wait(&r, RANKS_TIMEOUT_MS, 0);
-	TPLAN_RANKS_REPORT(&r, nf, 0);
+	killed = lv->sig == SIGKILL ? 1U << lv->signalled : 0;
+	nf = tplan_ranks_wait(&r, RANKS_TIMEOUT_MS, killed);
+	TPLAN_RANKS_REPORT(&r, nf, killed);
 	tplan_ranks_release(&r);
 	return 0;
 }
@@ -286,7 +314,7 @@ static int run_last_vote(struct __test_metadata *_metadata, const struct last_vo
 /* On every rank or on none: rank 0 failed (EINTR), so rank 1 must fail too. */
 static void all_or_none(struct __test_metadata *_metadata, enum step step)
 {
-	struct last_vote lv = { .step = step, .signalled = 0 };
+	struct last_vote lv = { .step = step, .signalled = 0, .sig = SIGUSR1 };
 	uint64_t res[2] = { 0, 0 };
 	char e0[64], e1[64];
 
@@ -320,7 +348,7 @@ TEST_F_TIMEOUT(signal, next_round_interrupted_in_its_last_vote_fails_on_every_ra
 /* EINTR only where the signal went: rank 1 was signalled, rank 0 was not. */
 static void eintr_where_signalled(struct __test_metadata *_metadata, enum step step)
 {
-	struct last_vote lv = { .step = step, .signalled = 1 };
+	struct last_vote lv = { .step = step, .signalled = 1, .sig = SIGUSR1 };
 	uint64_t res[2] = { 0, 0 };
 	char e0[64], e1[64];
 
@@ -347,6 +375,47 @@ TEST_F_TIMEOUT(signal, next_round_answers_eintr_only_on_the_rank_a_signal_reache
 	if (!tplan_test_inject_allowed())
 		SKIP(return, "needs allow_inject=1");
 	eintr_where_signalled(_metadata, STEP_NEXT_ROUND);
+}
+
+/*
+ * Rank 1 is killed while it waits for ring space: it votes no as it dies,
+ * so rank 0 fails too, with the group's word for a rank that went away
+ * (ECONNRESET), not with the dying rank's EINTR (no signal reached rank 0;
+ * the module once passed the dead rank's EINTR on).
+ */
+static void killed_rank_fails_the_other_without_eintr(struct __test_metadata *_metadata,
+						      enum step step)
+{
+	struct last_vote lv = { .step = step, .signalled = 1, .sig = SIGKILL };
+	uint64_t res[2] = { 0, 0 };
+	char e0[64];
+
+	ASSERT_EQ(0, run_last_vote(_metadata, &lv, res));
+	errname(res[0], e0, sizeof(e0));
+	TH_LOG("%s: rank 1 killed waiting for ring space; rank 0 (no signal): %s",
+	       step == STEP_PREPARE ? "PLAN_PREPARE" : "PLAN_NEXT_ROUND", e0);
+	ASSERT_NE(0, res[0]);
+	ASSERT_NE(1000 - EINTR, res[0]);
+	ASSERT_NE(1000, res[0]);
+	ASSERT_EQ(1, tplan_errno_listed(step == STEP_PREPARE ? TPLAN_IOC_PLAN_PREPARE :
+					TPLAN_IOC_PLAN_NEXT_ROUND, 1000 - (int)res[0]));
+}
+
+TEST_F_TIMEOUT(signal, prepare_on_a_rank_killed_while_it_queues_fails_elsewhere_without_eintr, 150)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	if (!tplan_test_inject_allowed())
+		SKIP(return, "needs allow_inject=1");
+	killed_rank_fails_the_other_without_eintr(_metadata, STEP_PREPARE);
+}
+
+TEST_F_TIMEOUT(signal, next_round_on_a_rank_killed_while_it_queues_fails_elsewhere_without_eintr,
+	       150)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	if (!tplan_test_inject_allowed())
+		SKIP(return, "needs allow_inject=1");
+	killed_rank_fails_the_other_without_eintr(_metadata, STEP_NEXT_ROUND);
 }
 
 TEST_HARNESS_MAIN

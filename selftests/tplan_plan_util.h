@@ -104,9 +104,11 @@ struct tp_plan {
 	struct tplan_plan_chain *chains;
 	uint32_t nchains;
 	uint32_t *writers;
+	uint32_t step_timeout_ms;	/* prepare and next_round; 0: TP_TIMEOUT */
 };
 
 #define TP_TIMEOUT TPLAN_TEST_TIMEOUT_MS
+#define TP_STEP_TIMEOUT(p) ((p)->step_timeout_ms ? (p)->step_timeout_ms : TP_TIMEOUT)
 
 static inline int tp_create(struct tp_plan *p, struct tplan_ctx *ctx, uint64_t buf_off,
 			    uint64_t buf_bytes, uint64_t own_off, uint64_t own_bytes,
@@ -263,7 +265,7 @@ static inline int tp_prepare_built(struct tp_plan *p)
 	struct tplan_plan_prepare pp = {
 		.size = sizeof(pp), .plan_id = p->id, .nchains = p->nchains, .ndw = p->ndw,
 		.chains = (uintptr_t)p->chains, .dwords = (uintptr_t)p->dw,
-		.writers = (uintptr_t)p->writers, .timeout_ms = TP_TIMEOUT,
+		.writers = (uintptr_t)p->writers, .timeout_ms = TP_STEP_TIMEOUT(p),
 	};
 	int ret = tplan_test_ioctl(p->fd, TPLAN_IOC_PLAN_PREPARE, &pp);
 
@@ -306,7 +308,7 @@ static inline int tp_wait(struct tp_plan *p, uint32_t timeout_ms,
 static inline int tp_next(struct tp_plan *p, uint32_t *round)
 {
 	struct tplan_plan_next_round n = {
-		.size = sizeof(n), .plan_id = p->id, .timeout_ms = TP_TIMEOUT,
+		.size = sizeof(n), .plan_id = p->id, .timeout_ms = TP_STEP_TIMEOUT(p),
 	};
 	int ret = tplan_test_ioctl(p->fd, TPLAN_IOC_PLAN_NEXT_ROUND, &n);
 
