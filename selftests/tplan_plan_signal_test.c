@@ -300,10 +300,16 @@ static int run_last_vote(struct __test_metadata *_metadata, const struct last_vo
 		}
 	}
 	poke(pid[lv->signalled], lv->sig);
-	if (lv->sig != SIGKILL)
-		res[lv->signalled] = result_of(r.shared, lv->signalled);
+	/*
+	 * Rank 0, in the vote, answers at the step's timeout at the latest;
+	 * rank 1 waits for ring space until its queue is released (or for the
+	 * module's 30 s without progress), so it is released once rank 0 has
+	 * answered.
+	 */
+	res[0] = result_of(r.shared, 0);
 	tplan_shared_set(&r.shared[W_RELEASE], 1);
-	res[1 - lv->signalled] = result_of(r.shared, 1 - lv->signalled);
+	if (lv->sig != SIGKILL)
+		res[1] = result_of(r.shared, 1);
 	killed = lv->sig == SIGKILL ? 1U << lv->signalled : 0;
 	nf = tplan_ranks_wait(&r, RANKS_TIMEOUT_MS, killed);
 	TPLAN_RANKS_REPORT(&r, nf, killed);

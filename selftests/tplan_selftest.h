@@ -338,9 +338,12 @@ static inline int tplan_ranks_wait(struct tplan_ranks *r, unsigned int timeout_m
 				   uint32_t expect_killed)
 {
 	uint64_t end = tplan_now_ms() + timeout_ms;
-	unsigned int i, left = r->world;
+	unsigned int i, left = 0;
 	int failed = 0;
 
+	/* A rank the test already reaped counts as gone. */
+	for (i = 0; i < r->world; i++)
+		left += !r->rep[i].exited;
 	while (left) {
 		for (i = 0; i < r->world; i++) {
 			int status;
