@@ -220,3 +220,13 @@ END {
 	}
 }' "$log.txt" | tee -a "$results"
 echo "# [$kver] VM wall time ${secs} s, ${cpus} CPUs, ${mem} MiB (console log: $log.txt)"
+# Where the time went: the slowest steps, from the kernel log's timestamps.
+awk '/tplan-test: begin / || /tplan-test: end / {
+	t = $0; sub(/^[^[]*\[ */, "", t); sub(/\].*/, "", t)
+	name = $0; sub(/.*tplan-test: (begin|end) /, "", name); sub(/ rc=[0-9-]*$/, "", name)
+	if ($0 ~ /tplan-test: begin /) { if (!(name in b)) b[name] = t }
+	else if (name in b && !(name in d)) d[name] = t - b[name]
+}
+END { for (n in d) printf "%d %s\n", d[n], n }' "$log.txt" | sort -rn | head -6 |
+	awk -v kver="$kver" '{ s = s (s == "" ? "" : ", ") $2 " " $1 " s" }
+		END { if (s != "") print "# [" kver "] slowest steps: " s }'
