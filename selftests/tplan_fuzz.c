@@ -373,7 +373,14 @@ static void reap(int restart)
 		if (w < 0)
 			continue;	/* an orphaned fork child, or a lost worker */
 		if (fz->worker[w].killed_ms) {
-			if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			/*
+			 * SIGKILL, or at the end a clean exit: the stop flag may
+			 * have ended the worker just before the kill reached it.
+			 */
+			int ended = __atomic_load_n(&fz->stop, __ATOMIC_ACQUIRE) &&
+				     WIFEXITED(status) && !WEXITSTATUS(status);
+
+			if (!ended && (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL))
 				fz_fail(FZ_F_CRASH, -1, 0, "worker %d (pid %d) was SIGKILLed but ended with status %#x",
 					w, pid, status);
 		} else if (WIFSIGNALED(status)) {
