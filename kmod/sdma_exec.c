@@ -81,6 +81,10 @@ static int tplan_exec_poll(struct tplan_sdma_exec *x, const struct tplan_sdma_po
 	if (!word)
 		return tplan_exec_fault(x, TPLAN_FAULT_BAD_ADDRESS);
 
+	/* Acquire: what the gate's writer wrote before it is visible to the copies. */
+	if (tplan_poll_compare(p->func, smp_load_acquire(word) & p->mask, p->ref))
+		goto done;	/* the common case, without reading the clock */
+
 	/* A POLL taken up again after a preemption keeps its retries. */
 	if (!x->poll_active || x->poll_pos != pos) {
 		x->poll_active = true;
@@ -119,6 +123,7 @@ static int tplan_exec_poll(struct tplan_sdma_exec *x, const struct tplan_sdma_po
 			return tplan_exec_fault(x, TPLAN_FAULT_BAD_ADDRESS);
 		}
 	}
+done:
 	x->poll_active = false;
 	return TPLAN_EXEC_DONE;
 }

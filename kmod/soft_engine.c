@@ -260,12 +260,14 @@ static void tplan_soft_fetch(struct tplan_soft_queue *sq)
  * Write rptr back: what was consumed (fetched with "ahead"), maybe late;
  * and tell the core of it and of progress FENCEs, as its poller would.
  */
-static void tplan_soft_writeback(struct tplan_soft_queue *sq, u64 now)
+static void tplan_soft_writeback(struct tplan_soft_queue *sq)
 {
 	u64 r = sq->quirks & TPLAN_SOFT_RPTR_AHEAD ? sq->fetch : sq->exec;
 	bool moved = r != sq->rptr_shown && !READ_ONCE(sq->unmapped);
 
 	if (moved && sq->quirks & TPLAN_SOFT_RPTR_LAG) {
+		u64 now = ktime_get_ns();
+
 		if (now < sq->writeback_at)
 			moved = false;
 		else
@@ -305,13 +307,17 @@ static void tplan_soft_remap(struct tplan_soft_queue *sq, u64 now)
 
 /*
  * What the engine does besides executing, also while it waits in a POLL:
- * preemption, doorbells, fetching, rptr write-back.
+ * preemption, doorbells, fetching, rptr write-back.  Once per packet: the
+ * clock is read only where a knob needs it (under TCG, reading it can
+ * cost more than executing the packet).
  */
 static void tplan_soft_tick(struct tplan_soft_queue *sq)
 {
-	u64 now = ktime_get_ns(), rung;
+	u64 rung;
 
 	if (sq->quirks & TPLAN_SOFT_PREEMPT) {
+		u64 now = ktime_get_ns();
+
 		if (!sq->unmapped && now >= sq->preempt_at)
 			tplan_soft_unmap(sq, now);
 		else if (sq->unmapped && now >= sq->remap_at)
@@ -326,7 +332,7 @@ static void tplan_soft_tick(struct tplan_soft_queue *sq)
 		tplan_soft_take_wptr(sq, rung);
 	}
 	tplan_soft_fetch(sq);
-	tplan_soft_writeback(sq, now);
+	tplan_soft_writeback(sq);
 }
 
 static struct tplan_soft_queue *tplan_soft_of(struct tplan_sdma_exec *x)
@@ -456,7 +462,7 @@ static void tplan_soft_retire(struct tplan_soft_queue *sq, const struct tplan_so
 		sq->fence_word = NULL;
 		sq->fenced = true;
 	}
-	tplan_soft_writeback(sq, ktime_get_ns());
+	tplan_soft_writeback(sq);
 }
 
 /* A doorbell rung since the thread looked last? */
