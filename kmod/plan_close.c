@@ -163,7 +163,8 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 
 	/* Closing: starts fail, waits end (their state is gone). */
 	mutex_lock(&part->lock);
-	round = part->round;
+	/* A round armed by a next_round the ranks did not agree on is queued too. */
+	round = max(part->round, part->armed);
 	part->state = TPLAN_PLAN_CLOSING;
 	part->started = false;
 	mutex_unlock(&part->lock);
@@ -172,6 +173,8 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 	/* Prepared copies cannot be withdrawn: they go as the chunks stand. */
 	if (round)
 		tplan_plan_open_gates(g, tf->rank, p, round);
+	/* They run by themselves now: the plan's budget reservation goes back. */
+	tplan_plan_unreserve(tf, part);
 	drained = tplan_plan_drain(tf, p, deadline);
 	/* Plans queued behind this one can drain now too: before the vote. */
 	if (!drained) {

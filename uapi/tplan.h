@@ -447,7 +447,8 @@ enum tplan_queue_fault {
  * @ring_size: Out: bytes
  * @state: Out: enum tplan_queue_state
  * @prep_charged: Out: bytes of prepared chains whose gates have not opened
- * @prep_limit: Out: the most @prep_charged may reach
+ *                (put and quiet fail with EBUSY while it is not 0)
+ * @prep_limit: Out: the most @prep_reserved (and so @prep_charged) may reach
  * @fault_offset: Out: ring byte offset (rptr) of the faulting packet
  * @fault_dword: Out: its first dword
  * @fault_reason: Out: enum tplan_queue_fault
@@ -460,6 +461,10 @@ enum tplan_queue_fault {
  * @gate_seq: Out: the pointer page's TPLAN_QPTR_GATE_SEQ word now
  * @done_seq: Out: its TPLAN_QPTR_DONE_SEQ word now
  * @doorbells: Out: doorbells rung
+ * @prep_reserved: Out: bytes of the prepared-copy budget taken: raw
+ *                 chains' until their gates open, and one round's charge
+ *                 of every plan prepared and not yet closed or failed
+ * @__reserved2: Out: 0
  *
  * A queue not used yet reads as an empty one (it is made at first use,
  * or here with TPLAN_QUEUE_INFO_MAKE).
@@ -486,6 +491,8 @@ struct tplan_queue_info {
 	__u32 gate_seq;
 	__u32 done_seq;
 	__aligned_u64 doorbells;
+	__u32 prep_reserved;
+	__u32 __reserved2;
 };
 #define TPLAN_IOC_QUEUE_INFO _IO(TPLAN_TYPE, TPLAN_CMD_QUEUE_INFO)
 
