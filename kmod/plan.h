@@ -63,7 +63,6 @@ struct tplan_plan_part {
 	 * this file's collective slot, so never two at once).
 	 */
 	bool reserved;
-	u32 armed;			/* the latest round written whole on every queue */
 	/* What a wait checks, listed at prepare: a wait allocates nothing. */
 	struct tplan_wait_item *wait_items;
 	u32 nwait;
@@ -87,6 +86,11 @@ struct tplan_plan {
 	u64 gate_off;
 	u32 total_chunks;
 	u32 chunk_base[TPLAN_MAX_WORLD_SIZE + 1];
+	/*
+	 * A rank could not write a round that next_round's vote agreed on:
+	 * the others' waits for it end (ECONNRESET) instead of timing out.
+	 */
+	bool rearm_failed;
 	/* The overlap check, done once, by the first rank there, for all. */
 	struct mutex check_lock;
 	bool checked;

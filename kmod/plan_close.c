@@ -163,8 +163,7 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 
 	/* Closing: starts fail, waits end (their state is gone). */
 	mutex_lock(&part->lock);
-	/* A round armed by a next_round the ranks did not agree on is queued too. */
-	round = max(part->round, part->armed);
+	round = part->round;
 	part->state = TPLAN_PLAN_CLOSING;
 	part->started = false;
 	mutex_unlock(&part->lock);

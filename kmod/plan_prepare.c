@@ -5,8 +5,8 @@
  * queued), next_round (round k + 1 from the templates, one call per rank)
  * and start.  Prepare is two-phase: reserve every queue's charge and lay
  * out its template, vote, write, vote: on every rank or none.  The charge
- * stays reserved until close or failure, so next_round only writes and
- * votes: a re-arm never meets a full budget.
+ * stays reserved until close or failure, so next_round only votes and
+ * writes: a re-arm never meets a full budget.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -336,41 +336,84 @@ static int tplan_plan_write(struct tplan_file *tf, struct tplan_plan_part *part,
 }
 
 /*
- * Queue round on every rank or, as far as the ranks can tell, none.  At
- * prepare (reserve) the reserve step and its vote come first: nothing is
- * written anywhere unless every rank holds its charges.  Then write, vote:
- * that vote is also the barrier after which peers may start the round.
- * *written says whether this call wrote chains on this rank's queues.  A
- * round written whole but not agreed on (another rank failed, was late,
- * or could not take its answer) stays armed: its chains wait behind this
- * rank's own gates, which nobody opens for it before a start, and the
- * call made again only votes (part->armed).  With err (this rank cannot),
- * it only votes no, so that every rank fails at once and nobody waits
- * for it.
+ * Prepare's round 1, on every rank or none: reserve every queue's charge
+ * and lay out its template, vote, write, vote.  The second vote is also
+ * the barrier after which peers may start the round.  *written says
+ * whether this rank's rings got chains (which a failure must flush).
+ * With err (this rank cannot), it only votes no, so that every rank
+ * fails at once and nobody waits for it.
  */
-static int tplan_plan_queue_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
-				  u32 timeout_ms, bool reserve, bool *written, int err)
+static int tplan_plan_queue_first(struct tplan_file *tf, struct tplan_plan *p, u32 round,
+				  u32 timeout_ms, bool *written, int err)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 	int ret;
 
 	*written = false;
-	if (reserve) {
-		if (!err)
-			err = tplan_plan_arm(tf, part);
-		ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
-		if (ret) {
-			tplan_plan_unreserve(tf, part);
-			return ret;
-		}
+	if (!err)
+		err = tplan_plan_arm(tf, part);
+	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
+	if (ret) {
+		tplan_plan_unreserve(tf, part);
+		return ret;
 	}
-	if (!err && part->armed != round) {
-		err = tplan_plan_write(tf, part, round, written);
-		if (!err)
-			part->armed = round;
-	}
+	err = tplan_plan_write(tf, part, round, written);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
 	return ret ?: err;
+}
+
+/*
+ * What a re-arm's write could fail on, checked before the vote: the
+ * queues usable and room for their marks.  What is left after the vote
+ * (ring space the engine does not free, a fault, death) fails the plan.
+ */
+static int tplan_plan_write_ready(struct tplan_file *tf, struct tplan_plan_part *part)
+{
+	struct tplan_queue *q;
+	u32 peer;
+	int ret;
+
+	for (peer = 0; peer < tf->group->world_size; peer++) {
+		if (!(part->peer_mask & BIT(peer)))
+			continue;
+		ret = tplan_queue_get(tf, peer, &q) ?: tplan_queue_round_ready(q);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * next_round's round: the charge is held since prepare, so there is
+ * nothing to reserve; one vote, then the write.  The vote comes first
+ * because it is what contract point 6 needs: no rank's round k + 1 copies
+ * may start before every rank finished reading round k, and a producer
+ * may have marked round k + 1 already (its gates open as soon as the
+ * chains are in the ring).  A failed vote leaves nothing queued anywhere.
+ * A write that fails after it fails the plan here (*written then says
+ * whether chains went out, to be flushed) and ends the other ranks' waits
+ * for the round (p->rearm_failed).  With err, it only votes no.
+ */
+static int tplan_plan_queue_next(struct tplan_file *tf, struct tplan_plan *p, u32 round,
+				 u32 timeout_ms, bool *written, bool *failed, int err)
+{
+	struct tplan_plan_part *part = &p->part[tf->rank];
+	int ret;
+
+	*written = false;
+	*failed = false;
+	if (!err)
+		err = tplan_plan_write_ready(tf, part);
+	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
+	if (ret)
+		return ret;
+	ret = tplan_plan_write(tf, part, round, written);
+	if (ret) {
+		*failed = true;
+		WRITE_ONCE(p->rearm_failed, true);
+		wake_up_all(&tf->group->arrival_wq);
+	}
+	return ret;
 }
 
 /*
@@ -519,7 +562,7 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	tplan_plan_gates_init(g, tf->rank, p, first);
 
 	/* Phase 2: charge every queue for the plan's life, then queue the first round. */
-	ret = tplan_plan_queue_round(tf, p, first, cmd->timeout_ms, true, &written, 0);
+	ret = tplan_plan_queue_first(tf, p, first, cmd->timeout_ms, &written, 0);
 	if (ret)
 		goto out_fail;
 	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
@@ -543,7 +586,7 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	struct tplan_file *tf = ucmd->tf;
 	struct tplan_plan_part *part;
 	struct tplan_plan *p;
-	bool written = false;
+	bool written = false, failed = false;
 	u32 round;
 	int err, ret;
 
@@ -562,18 +605,18 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	cmd->round = round + 1;
 	err = tplan_ucmd_respond(ucmd);
 	/* Even so it votes (no), so that no rank waits for it. */
-	ret = tplan_plan_queue_round(tf, p, round + 1, cmd->timeout_ms, false, &written, err);
+	ret = tplan_plan_queue_next(tf, p, round + 1, cmd->timeout_ms, &written, &failed, err);
 	if (err)
 		ret = err;
 	if (!ret) {
 		part->prep_seq = atomic64_inc_return(&tf->prep_seq);
 		tplan_part_release(part, TPLAN_PLAN_PREPARED, round + 1);
-	} else if (!written || part->armed == round + 1) {
-		/* Nothing queued here, or the whole round armed: still DONE, call it again. */
+	} else if (!failed) {
+		/* Nothing queued anywhere: still DONE. */
 		tplan_part_release(part, TPLAN_PLAN_DONE, round);
 	} else {
-		tplan_part_release(part, TPLAN_PLAN_FAILED, round + 1);
-		tplan_plan_fail(tf, p, round + 1, true);
+		tplan_part_release(part, TPLAN_PLAN_FAILED, written ? round + 1 : round);
+		tplan_plan_fail(tf, p, round + 1, written);
 	}
 out:
 	tplan_step_end(tf, p);

@@ -963,6 +963,22 @@ int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_im
 }
 
 /*
+ * Can a round be written now, as far as the queue can tell before
+ * waiting for ring space: usable, and room for its mark (allocated here,
+ * so that the write itself does not fail for memory).
+ */
+int tplan_queue_round_ready(struct tplan_queue *q)
+{
+	int ret;
+
+	if (mutex_lock_killable(&q->wlock))
+		return -EINTR;
+	ret = tplan_queue_usable(q) ?: tplan_queue_marks_room(q, 1);
+	mutex_unlock(&q->wlock);
+	return ret;
+}
+
+/*
  * Re-arm: write one plan round from its template with its POLLs waiting
  * for round, gate sequences from the queue's next, and publish it.  One
  * space check, at most one pad to the ring end (no packet crosses it),

@@ -152,6 +152,7 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 			     u32 n, u64 *done_seq);
 int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
 			      struct tplan_round_template *t);
+int tplan_queue_round_ready(struct tplan_queue *q);
 int tplan_queue_write_round(struct tplan_queue *q, const struct tplan_round_template *t,
 			    u32 round, u64 *done_seq);
 int tplan_queue_usable(struct tplan_queue *q);

@@ -693,8 +693,10 @@ struct tplan_plan_chain {
 
 /**
  * struct tplan_plan_prepare - TPLAN_IOC_PLAN_PREPARE (collective): validate
- * this rank's chains, check no two ranks send the same bytes, charge every
- * queue's budget and queue round 1; on every rank or on none.
+ * this rank's chains, check no two ranks send the same bytes, reserve one
+ * round's charge of every queue's budget (held until the plan is closed or
+ * fails, so that no later round can fail for want of budget) and queue
+ * round 1; on every rank or on none.
  * @size: In: sizeof(struct tplan_plan_prepare)
  * @plan_id: In: from TPLAN_IOC_PLAN_CREATE
  * @nchains: In: nchunks * (world_size - 1)
@@ -710,9 +712,11 @@ struct tplan_plan_chain {
  *          chain, packet, rule and rank (possibly another rank's)
  *
  * Errors: ENOTCONN, ENOENT (no such plan), EINVAL (@reject says why when
- * it is a chain), ENOSPC (a queue's prepared-copy budget would be
- * exceeded, here or on another rank: nothing is queued anywhere; or the
- * plan's copies over max_plan_spans), EBUSY (already prepared, or another
+ * it is a chain, or a queue's round longer than its ring can take in one
+ * piece: twice the round plus a FENCE must stay under ring_size), ENOSPC
+ * (a queue's prepared-copy budget would be exceeded, here or on another
+ * rank: nothing is queued anywhere; or the plan's copies over
+ * max_plan_spans), EBUSY (already prepared, or another
  * collective of this file runs), ENOMEM, EIO (a queue faulted),
  * ECONNRESET, ETIMEDOUT, EPROTO (the ranks' collectives differ: the group
  * breaks), EFAULT (this struct or a buffer, here or on another rank),
@@ -827,8 +831,11 @@ struct tplan_fault_report {
  * chunks still short and by how much), EOVERFLOW (a chunk got more marks
  * than writers: later rounds' gates would open early; the plan is
  * FAILED), EIO (a queue faulted: @fault; FAILED), ECONNRESET (FAILED),
- * EINTR, ENOMEM, EFAULT (the answer or the report: the round is as it
- * was, wait again).
+ * EINTR, EFAULT (the answer or the report: the round is as it was, wait
+ * again).  ECONNRESET also when another rank could not queue this round
+ * after next_round's vote (FAILED).  A wait allocates nothing but the
+ * report (without memory for it, @report_count is set and no report is
+ * written).
  */
 struct tplan_plan_wait {
 	__u32 size;
@@ -847,23 +854,25 @@ struct tplan_plan_wait {
 /**
  * struct tplan_plan_next_round - TPLAN_IOC_PLAN_NEXT_ROUND (collective):
  * "done reading this round's data".  Queues round k + 1 on every queue
- * from the chains stored at prepare (the kernel writes the new round into
- * each POLL), then synchronises the ranks: once it returns, peers may
- * start round k + 1 and their copies may land in the buffer.
+ * from the round templates made at prepare (the kernel writes the new
+ * round into each POLL), then synchronises the ranks: once it returns,
+ * peers may start round k + 1 and their copies may land in the buffer.
+ * The budget was reserved at prepare: a re-arm never fails for it.
  * @size: In: sizeof(struct tplan_plan_next_round)
  * @plan_id: In
  * @timeout_ms: In: for the collective (0: default)
  * @round: Out: the new round
  *
  * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here, or
- * another collective of this file runs), ENOSPC (a budget, here or
- * elsewhere: nothing queued, the plan stays DONE), ERANGE (2^32 - 1
- * rounds used), ECONNRESET, ETIMEDOUT (a rank was late: nothing queued
- * anywhere, still DONE, call it again), EPROTO (the ranks' collectives
- * differ: the group breaks), EIO (a queue faulted), ENOMEM, EFAULT (the
- * answer, here or on another rank: nothing queued), EINTR (killed).
- * After a failure the plan is DONE (nothing was queued anywhere) or
- * FAILED.
+ * another collective of this file runs), ERANGE (2^32 - 1 rounds used),
+ * ECONNRESET, ETIMEDOUT (a rank was late: nothing queued anywhere, still
+ * DONE, call it again; after the ranks agreed: the ring had no room, the
+ * plan is FAILED), EPROTO (the ranks' collectives differ: the group
+ * breaks), EIO (a queue faulted), ENOMEM, EFAULT (the answer, here or on
+ * another rank: nothing queued), EINTR (killed).  After a failure the
+ * plan is DONE (nothing was queued anywhere) or FAILED; a rank that could
+ * not queue the round once the ranks agreed ends the others' waits for
+ * it with ECONNRESET.
  */
 struct tplan_plan_next_round {
 	__u32 size;
