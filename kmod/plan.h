@@ -59,8 +59,8 @@ struct tplan_plan_part {
 	u32 peer_mask;			/* queues the plan uses */
 	/*
 	 * peer_bytes is reserved on every queue of peer_mask: from prepare's
-	 * reserve step until close or failure gives it back (both steps of
-	 * this file's collective slot, so never two at once).
+	 * reserve step until close (or the prepare's failure) gives it back;
+	 * both are steps of this file's collective slot, never two at once.
 	 */
 	bool reserved;
 	/* What a wait checks, listed at prepare: a wait allocates nothing. */
@@ -86,11 +86,6 @@ struct tplan_plan {
 	u64 gate_off;
 	u32 total_chunks;
 	u32 chunk_base[TPLAN_MAX_WORLD_SIZE + 1];
-	/*
-	 * A rank could not write a round that next_round's vote agreed on:
-	 * the others' waits for it end (ECONNRESET) instead of timing out.
-	 */
-	bool rearm_failed;
 	/* The overlap check, done once, by the first rank there, for all. */
 	struct mutex check_lock;
 	bool checked;
@@ -126,7 +121,6 @@ bool tplan_plan_part_drained(struct tplan_group *g, u32 rank, struct tplan_plan 
 /* plan_prepare.c */
 void *tplan_part_alloc(struct tplan_plan_part *part, size_t n, size_t size);
 void tplan_part_free(struct tplan_plan_part *part, void *mem, u64 bytes);
-void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p, u32 round, bool written);
 void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part);
 
 /* plan_wait.c */

@@ -4,9 +4,9 @@
  * check, each queue's round template and budget reservation, round 1
  * queued), next_round (round k + 1 from the templates, one call per rank)
  * and start.  Prepare is two-phase: reserve every queue's charge and lay
- * out its template, vote, write, vote: on every rank or none.  The charge
- * stays reserved until close or failure, so next_round only votes and
- * writes: a re-arm never meets a full budget.
+ * out its template, vote, write, vote, publish: on every rank or none.
+ * The charge stays reserved until close, so next_round only
+ * writes, votes and publishes: a re-arm never meets a full budget.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -311,12 +311,25 @@ static int tplan_plan_arm(struct tplan_file *tf, struct tplan_plan_part *part)
 }
 
 /*
- * Write round from the templates on every queue, the charge held already.
- * On an error, the queues written hold chains that the caller flushes by
- * opening the gates.  *written says whether any queue got chains.
+ * Publish (or, when the ranks did not agree, take back) the round staged
+ * on the part's queues below peer `below`.
  */
-static int tplan_plan_write(struct tplan_file *tf, struct tplan_plan_part *part, u32 round,
-			    bool *written)
+static void tplan_plan_stage_end(struct tplan_file *tf, struct tplan_plan_part *part,
+				 u32 below, bool publish)
+{
+	struct tplan_queue *q;
+	u32 peer;
+
+	for (peer = 0; peer < below; peer++)
+		if (part->peer_mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
+			tplan_queue_stage_end(q, publish, &part->peer_done[peer]);
+}
+
+/*
+ * Write round from the templates on every queue, unpublished: all or
+ * none.  The charge is held already.
+ */
+static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part, u32 round)
 {
 	struct tplan_queue *q;
 	u32 peer;
@@ -327,92 +340,47 @@ static int tplan_plan_write(struct tplan_file *tf, struct tplan_plan_part *part,
 			continue;
 		/* Made by the reserve step: only the file's release frees it. */
 		ret = tplan_queue_get(tf, peer, &q) ?:
-		      tplan_queue_write_round(q, &part->tmpl[peer], round, &part->peer_done[peer]);
-		if (ret)
+		      tplan_queue_stage_round(q, &part->tmpl[peer], round);
+		if (ret) {
+			tplan_plan_stage_end(tf, part, peer, false);
 			return ret;
-		*written = true;
+		}
 	}
 	return 0;
 }
 
 /*
- * Prepare's round 1, on every rank or none: reserve every queue's charge
- * and lay out its template, vote, write, vote.  The second vote is also
- * the barrier after which peers may start the round.  *written says
- * whether this rank's rings got chains (which a failure must flush).
- * With err (this rank cannot), it only votes no, so that every rank
- * fails at once and nobody waits for it.
+ * Queue round on every rank or on none: write it on every queue without
+ * publishing it, vote, then publish it (or take it back everywhere).  The
+ * vote is the barrier contract point 6 needs (no rank's round k + 1
+ * copies may start before every rank finished reading round k, and a
+ * producer may have marked round k + 1 already): the engine sees the
+ * round only after it.  It is also the barrier after which peers may
+ * start the round.  Prepare reserves every queue's charge and lays out
+ * the templates first, with a vote of its own; next_round has nothing to
+ * reserve, so it votes once.  With err (this rank cannot), it only votes
+ * no, so that every rank fails at once and nobody waits for it.
  */
-static int tplan_plan_queue_first(struct tplan_file *tf, struct tplan_plan *p, u32 round,
-				  u32 timeout_ms, bool *written, int err)
+static int tplan_plan_queue_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
+				  u32 timeout_ms, bool reserve, int err)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 	int ret;
 
-	*written = false;
-	if (!err)
-		err = tplan_plan_arm(tf, part);
-	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
-	if (ret) {
-		tplan_plan_unreserve(tf, part);
-		return ret;
-	}
-	err = tplan_plan_write(tf, part, round, written);
-	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
-	return ret ?: err;
-}
-
-/*
- * What a re-arm's write could fail on, checked before the vote: the
- * queues usable and room for their marks.  What is left after the vote
- * (ring space the engine does not free, a fault, death) fails the plan.
- */
-static int tplan_plan_write_ready(struct tplan_file *tf, struct tplan_plan_part *part)
-{
-	struct tplan_queue *q;
-	u32 peer;
-	int ret;
-
-	for (peer = 0; peer < tf->group->world_size; peer++) {
-		if (!(part->peer_mask & BIT(peer)))
-			continue;
-		ret = tplan_queue_get(tf, peer, &q) ?: tplan_queue_round_ready(q);
-		if (ret)
+	if (reserve) {
+		if (!err)
+			err = tplan_plan_arm(tf, part);
+		ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
+		if (ret) {
+			tplan_plan_unreserve(tf, part);
 			return ret;
+		}
 	}
-	return 0;
-}
-
-/*
- * next_round's round: the charge is held since prepare, so there is
- * nothing to reserve; one vote, then the write.  The vote comes first
- * because it is what contract point 6 needs: no rank's round k + 1 copies
- * may start before every rank finished reading round k, and a producer
- * may have marked round k + 1 already (its gates open as soon as the
- * chains are in the ring).  A failed vote leaves nothing queued anywhere.
- * A write that fails after it fails the plan here (*written then says
- * whether chains went out, to be flushed) and ends the other ranks' waits
- * for the round (p->rearm_failed).  With err, it only votes no.
- */
-static int tplan_plan_queue_next(struct tplan_file *tf, struct tplan_plan *p, u32 round,
-				 u32 timeout_ms, bool *written, bool *failed, int err)
-{
-	struct tplan_plan_part *part = &p->part[tf->rank];
-	int ret;
-
-	*written = false;
-	*failed = false;
 	if (!err)
-		err = tplan_plan_write_ready(tf, part);
+		err = tplan_plan_stage(tf, part, round);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
-	if (ret)
-		return ret;
-	ret = tplan_plan_write(tf, part, round, written);
-	if (ret) {
-		*failed = true;
-		WRITE_ONCE(p->rearm_failed, true);
-		wake_up_all(&tf->group->arrival_wq);
-	}
+	if (!err)
+		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret);
 	return ret;
 }
 
@@ -444,14 +412,11 @@ static void tplan_plan_gates_init(struct tplan_group *g, u32 rank, struct tplan_
 	}
 }
 
-void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p, u32 round, bool written)
+/* A failed prepare: nothing was queued anywhere; the charge goes back. */
+static void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 
-	/* A failed preparation flushes what it queued: the gates open. */
-	if (written)
-		tplan_plan_open_gates(tf->group, tf->rank, p, round);
-	/* Its charge may go now: what it queued runs by itself. */
 	tplan_plan_unreserve(tf, part);
 	mutex_lock(&part->lock);
 	part->state = TPLAN_PLAN_FAILED;
@@ -532,7 +497,6 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	struct tplan_group *g;
 	u32 first = tplan_first_round();
 	struct tplan_plan *p;
-	bool written = false;
 	int err, ret;
 
 	memset(&cmd->reject, 0, sizeof(cmd->reject));
@@ -562,7 +526,7 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	tplan_plan_gates_init(g, tf->rank, p, first);
 
 	/* Phase 2: charge every queue for the plan's life, then queue the first round. */
-	ret = tplan_plan_queue_first(tf, p, first, cmd->timeout_ms, &written, 0);
+	ret = tplan_plan_queue_round(tf, p, first, cmd->timeout_ms, true, 0);
 	if (ret)
 		goto out_fail;
 	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
@@ -570,9 +534,9 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	goto out;
 
 out_fail:
-	/* The first round or nothing: what a close flushes is that round's. */
-	tplan_part_release(part, TPLAN_PLAN_FAILED, written ? first : 0);
-	tplan_plan_fail(tf, p, first, written);
+	/* Nothing queued: a close has nothing to flush. */
+	tplan_part_release(part, TPLAN_PLAN_FAILED, 0);
+	tplan_plan_fail(tf, p);
 	/* The reject, if any, still has to go out. */
 	ucmd->responded = false;
 out:
@@ -586,7 +550,6 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	struct tplan_file *tf = ucmd->tf;
 	struct tplan_plan_part *part;
 	struct tplan_plan *p;
-	bool written = false, failed = false;
 	u32 round;
 	int err, ret;
 
@@ -605,18 +568,15 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	cmd->round = round + 1;
 	err = tplan_ucmd_respond(ucmd);
 	/* Even so it votes (no), so that no rank waits for it. */
-	ret = tplan_plan_queue_next(tf, p, round + 1, cmd->timeout_ms, &written, &failed, err);
+	ret = tplan_plan_queue_round(tf, p, round + 1, cmd->timeout_ms, false, err);
 	if (err)
 		ret = err;
 	if (!ret) {
 		part->prep_seq = atomic64_inc_return(&tf->prep_seq);
 		tplan_part_release(part, TPLAN_PLAN_PREPARED, round + 1);
-	} else if (!failed) {
-		/* Nothing queued anywhere: still DONE. */
-		tplan_part_release(part, TPLAN_PLAN_DONE, round);
 	} else {
-		tplan_part_release(part, TPLAN_PLAN_FAILED, written ? round + 1 : round);
-		tplan_plan_fail(tf, p, round + 1, written);
+		/* Nothing queued anywhere: still DONE, with its charge. */
+		tplan_part_release(part, TPLAN_PLAN_DONE, round);
 	}
 out:
 	tplan_step_end(tf, p);

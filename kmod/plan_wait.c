@@ -87,13 +87,10 @@ static bool tplan_wait_progress(struct tplan_group *g, struct tplan_plan *p, u32
 	return *cursor == n;
 }
 
-/*
- * Why the wait cannot complete: a broken group, a rank that could not
- * queue the round, a fault, a close meanwhile.
- */
+/* Why the wait cannot complete: a broken group, a fault, a close meanwhile. */
 static bool tplan_wait_ended(struct tplan_group *g, struct tplan_plan *p, u32 me)
 {
-	return READ_ONCE(g->broken) || READ_ONCE(p->rearm_failed) ||
+	return READ_ONCE(g->broken) ||
 	       tplan_group_faulted(g, me, GENMASK(g->world_size - 1, 0)) ||
 	       READ_ONCE(p->part[me].state) != TPLAN_PLAN_PREPARED;
 }
@@ -212,8 +209,6 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 			.src = fault.src, .dst = fault.dst, .reason = fault.reason,
 			.dword = fault.dword, .offset = fault.offset,
 		};
-	} else if (READ_ONCE(p->rearm_failed)) {
-		ret = -ECONNRESET;	/* a rank could not queue its part of the round */
 	} else if (READ_ONCE(part->state) != TPLAN_PLAN_PREPARED) {
 		ret = -ENOENT;		/* closed (or failed) by another thread meanwhile */
 	} else if (ret == -ERESTARTSYS) {

@@ -314,7 +314,8 @@ static u32 tplan_queue_reserved(struct tplan_queue *q)
 
 /*
  * May the host queue work (put, inject) or wait (quiet) here?  Not while
- * prepared chains wait on their gates (the budget rule, top of file).
+ * prepared chains wait on their gates (the budget rule, top of file), nor
+ * while a plan round is staged.
  */
 static int tplan_queue_host_usable(struct tplan_queue *q)
 {
@@ -322,7 +323,7 @@ static int tplan_queue_host_usable(struct tplan_queue *q)
 
 	if (ret)
 		return ret;
-	return tplan_queue_charged(q) ? -EBUSY : 0;
+	return READ_ONCE(q->staged) || tplan_queue_charged(q) ? -EBUSY : 0;
 }
 
 /* Emit a FENCE writing data to the pointer page word at off.  Caller holds wlock. */
@@ -894,6 +895,15 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 	for (;;) {
 		if (mutex_lock_killable(&q->wlock))
 			return -EINTR;
+		if (READ_ONCE(q->staged)) {
+			/* A plan round waits for its ranks' vote: after it, then. */
+			mutex_unlock(&q->wlock);
+			ret = tplan_wait_deadline(q->owner_wq, !READ_ONCE(q->staged) ||
+						  tplan_queue_usable(q), tplan_deadline(0), true);
+			if (ret)
+				return ret;
+			continue;
+		}
 		ret = tplan_queue_usable(q) ?: tplan_queue_marks_room(q, n);
 		if (ret) {
 			mutex_unlock(&q->wlock);
@@ -963,33 +973,17 @@ int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_im
 }
 
 /*
- * Can a round be written now, as far as the queue can tell before
- * waiting for ring space: usable, and room for its mark (allocated here,
- * so that the write itself does not fail for memory).
+ * Re-arm, first half: write one plan round from its template with its
+ * POLLs waiting for round and gate sequences from the queue's next, but
+ * do not publish it yet: the ranks vote first (tplan_queue_stage_end()
+ * publishes it or takes it back).  One space check, at most one pad to
+ * the ring end (no packet crosses it), one copy, the patches, one mark
+ * for the whole round (gated until its last gate FENCE runs), nothing
+ * decoded.  The plan holds its reservation already.  Waits for ring
+ * space as tplan_queue_write_chains() does; on error nothing was written.
  */
-int tplan_queue_round_ready(struct tplan_queue *q)
-{
-	int ret;
-
-	if (mutex_lock_killable(&q->wlock))
-		return -EINTR;
-	ret = tplan_queue_usable(q) ?: tplan_queue_marks_room(q, 1);
-	mutex_unlock(&q->wlock);
-	return ret;
-}
-
-/*
- * Re-arm: write one plan round from its template with its POLLs waiting
- * for round, gate sequences from the queue's next, and publish it.  One
- * space check, at most one pad to the ring end (no packet crosses it),
- * one copy, the patches, one mark for the whole round (gated until its
- * last gate FENCE runs), nothing decoded.  The plan holds its reservation
- * already.  Waits for ring space as tplan_queue_write_chains() does; on
- * error nothing was written.  *done_seq gets the done sequence of the
- * round's batch.
- */
-int tplan_queue_write_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round, u64 *done_seq)
+int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
+			    u32 round)
 {
 	u32 bytes = t->ndw * 4, pad, seq, i, *dw;
 	u64 need, start;
@@ -998,7 +992,9 @@ int tplan_queue_write_round(struct tplan_queue *q, const struct tplan_round_temp
 	for (;;) {
 		if (mutex_lock_killable(&q->wlock))
 			return -EINTR;
-		ret = tplan_queue_usable(q) ?: tplan_queue_marks_room(q, 1);
+		/* Plan steps of the owner's file come one at a time: never two staged. */
+		ret = tplan_queue_usable(q) ?: WARN_ON_ONCE(q->staged) ? -EBUSY :
+		      tplan_queue_marks_room(q, 1);
 		if (ret) {
 			mutex_unlock(&q->wlock);
 			return ret;
@@ -1038,12 +1034,44 @@ int tplan_queue_write_round(struct tplan_queue *q, const struct tplan_round_temp
 		.bytes = bytes,
 		.ref = round,
 	};
+	/* Gated from now: put and quiet keep off, as they would once it is published. */
 	q->prep_charged += bytes;
 	q->mark_tail++;
 	spin_unlock(&q->budget_lock);
+	WRITE_ONCE(q->staged, t->nchains);
 	trace_tplan_submit(q->group->id, q->src, q->dst, start, bytes);
-	tplan_queue_publish(q);
-	*done_seq = q->done_last;
 	mutex_unlock(&q->wlock);
 	return 0;
+}
+
+/*
+ * Re-arm, second half: publish the staged round (*done_seq gets its
+ * batch's done sequence) or take it back as if it had never been written.
+ * Nobody else wrote meanwhile (the queue was staged) and the engine saw
+ * none of it, so taking it back is putting wtail, the gate sequence and
+ * the marks where they were.  Cannot fail: wlock is only ever held
+ * briefly, so it is taken even by a dying task.
+ */
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq)
+{
+	mutex_lock(&q->wlock);
+	if (publish) {
+		tplan_queue_publish(q);
+		*done_seq = q->done_last;
+	} else {
+		q->wtail = q->wptr;
+		q->gate_next -= q->staged;
+		spin_lock(&q->budget_lock);
+		/* Unless an owner that wrote gate_seq in its pointer page let it go already. */
+		if (q->mark_tail != q->mark_head) {
+			q->mark_tail--;
+			q->prep_charged -= q->marks[q->mark_tail % q->mark_cap].bytes;
+		}
+		spin_unlock(&q->budget_lock);
+	}
+	WRITE_ONCE(q->staged, 0);
+	mutex_unlock(&q->wlock);
+	/* Writers waiting for the queue to be theirs again. */
+	if (wq_has_sleeper(&q->owner_wq))
+		wake_up_all(&q->owner_wq);
 }

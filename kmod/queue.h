@@ -27,7 +27,10 @@
  *
  * Only the owner (serialised by wlock) writes packets, wptr and the
  * doorbell.  wlock is never held across a wait for ring space: a writer
- * that needs room drops it, waits, and checks again.
+ * that needs room drops it, waits, and checks again.  Every writer
+ * publishes what it wrote before it drops wlock, but for a plan round
+ * staged across its ranks' vote (staged): until it is published or taken
+ * back, other writers keep off the queue.
  */
 #ifndef _TPLAN_QUEUE_H
 #define _TPLAN_QUEUE_H
@@ -79,6 +82,7 @@ struct tplan_queue {
 
 	struct mutex wlock;		/* the writer side: wtail, emit, publish */
 	u64 wtail;			/* written, not yet published */
+	u32 staged;			/* chains of a plan round written, not published */
 	u64 wptr;			/* published: stored in the page, doorbell rung */
 	u32 gate_next;			/* the gate sequence the next chain gets */
 	u64 done_last;			/* the done sequence of the last batch */
@@ -152,9 +156,9 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 			     u32 n, u64 *done_seq);
 int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
 			      struct tplan_round_template *t);
-int tplan_queue_round_ready(struct tplan_queue *q);
-int tplan_queue_write_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round, u64 *done_seq);
+int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
+			    u32 round);
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq);
 int tplan_queue_usable(struct tplan_queue *q);
 u32 tplan_queue_fault_state(struct tplan_queue *q);
 int tplan_queue_open_raw_gates(struct tplan_queue *q);

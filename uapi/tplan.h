@@ -463,7 +463,7 @@ enum tplan_queue_fault {
  * @doorbells: Out: doorbells rung
  * @prep_reserved: Out: bytes of the prepared-copy budget taken: raw
  *                 chains' until their gates open, and one round's charge
- *                 of every plan prepared and not yet closed or failed
+ *                 of every plan prepared and not yet closed
  * @__reserved2: Out: 0
  *
  * A queue not used yet reads as an empty one (it is made at first use,
@@ -694,9 +694,10 @@ struct tplan_plan_chain {
 /**
  * struct tplan_plan_prepare - TPLAN_IOC_PLAN_PREPARE (collective): validate
  * this rank's chains, check no two ranks send the same bytes, reserve one
- * round's charge of every queue's budget (held until the plan is closed or
- * fails, so that no later round can fail for want of budget) and queue
- * round 1; on every rank or on none.
+ * round's charge of every queue's budget (held until the plan is closed,
+ * whatever its state, so that no later round can fail for want of budget)
+ * and queue round 1; on every rank or on none: a prepare that fails gives
+ * back what it reserved.
  * @size: In: sizeof(struct tplan_plan_prepare)
  * @plan_id: In: from TPLAN_IOC_PLAN_CREATE
  * @nchains: In: nchunks * (world_size - 1)
@@ -713,7 +714,7 @@ struct tplan_plan_chain {
  *
  * Errors: ENOTCONN, ENOENT (no such plan), EINVAL (@reject says why when
  * it is a chain, or a queue's round longer than its ring can take in one
- * piece: twice the round plus a FENCE must stay under ring_size), ENOSPC
+ * piece: twice its bytes plus 12 must stay under ring_size), ENOSPC
  * (a queue's prepared-copy budget would be exceeded, here or on another
  * rank: nothing is queued anywhere; or the plan's copies over
  * max_plan_spans), EBUSY (already prepared, or another
@@ -832,10 +833,8 @@ struct tplan_fault_report {
  * than writers: later rounds' gates would open early; the plan is
  * FAILED), EIO (a queue faulted: @fault; FAILED), ECONNRESET (FAILED),
  * EINTR, EFAULT (the answer or the report: the round is as it was, wait
- * again).  ECONNRESET also when another rank could not queue this round
- * after next_round's vote (FAILED).  A wait allocates nothing but the
- * report (without memory for it, @report_count is set and no report is
- * written).
+ * again).  A wait allocates nothing but the report (without memory for
+ * it, @report_count is set and no report is written).
  */
 struct tplan_plan_wait {
 	__u32 size;
@@ -865,14 +864,12 @@ struct tplan_plan_wait {
  *
  * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here, or
  * another collective of this file runs), ERANGE (2^32 - 1 rounds used),
- * ECONNRESET, ETIMEDOUT (a rank was late: nothing queued anywhere, still
- * DONE, call it again; after the ranks agreed: the ring had no room, the
- * plan is FAILED), EPROTO (the ranks' collectives differ: the group
- * breaks), EIO (a queue faulted), ENOMEM, EFAULT (the answer, here or on
- * another rank: nothing queued), EINTR (killed).  After a failure the
- * plan is DONE (nothing was queued anywhere) or FAILED; a rank that could
- * not queue the round once the ranks agreed ends the others' waits for
- * it with ECONNRESET.
+ * ECONNRESET, ETIMEDOUT (a rank was late, or the ring had no room in
+ * time: nothing queued anywhere, still DONE, call it again), EPROTO (the
+ * ranks' collectives differ: the group breaks), EIO (a queue faulted),
+ * ENOMEM, EFAULT (the answer, here or on another rank: nothing queued),
+ * EINTR (killed).  After a failure the plan is DONE, with nothing queued
+ * anywhere.
  */
 struct tplan_plan_next_round {
 	__u32 size;
