@@ -5,8 +5,8 @@
  * queued), next_round (round k + 1 from the templates, one call per rank)
  * and start.  Prepare is two-phase: reserve every queue's charge and lay
  * out its template, vote, write, vote, publish: on every rank or none.
- * The charge stays reserved until close, so next_round only
- * writes, votes and publishes: a re-arm never meets a full budget.
+ * The charge stays reserved until close, so next_round only writes,
+ * votes and publishes: a re-arm never meets a full budget.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -251,7 +251,7 @@ static void tplan_plan_unreserve_mask(struct tplan_file *tf, struct tplan_plan_p
 
 /*
  * Give back the part's reservation, if it holds one: once, at close or
- * when the plan fails.  A rank whose file goes needs none of this: its
+ * when its prepare fails.  A rank whose file goes needs none of this: its
  * queues go with their budgets.
  */
 void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part)
@@ -381,7 +381,7 @@ static int tplan_plan_queue_round(struct tplan_file *tf, struct tplan_plan *p, u
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
 	if (!err)
 		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret);
-	return ret;
+	return ret ?: err;
 }
 
 /*

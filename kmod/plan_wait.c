@@ -24,7 +24,6 @@ struct tplan_wait_item {
 	u32 chunk, rank, what;
 };
 
-
 static u32 tplan_wait_items(struct tplan_group *g, struct tplan_plan *p, u32 me,
 			    struct tplan_wait_item *items)
 {
@@ -44,8 +43,8 @@ static u32 tplan_wait_items(struct tplan_group *g, struct tplan_plan *p, u32 me,
 
 /*
  * At prepare: the part's list of what a wait checks, charged to its user
- * like the rest of the part, so that a wait allocates nothing (waits on
- * one part run one at a time: part->busy).
+ * like the rest of the part, so that a wait allocates nothing.  Waits
+ * only read it.
  */
 int tplan_plan_wait_init(struct tplan_group *g, struct tplan_plan *p, u32 me)
 {

@@ -878,12 +878,14 @@ static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_ch
 
 /*
  * Write validated raw chains whose charge tplan_queue_budget_reserve()
- * took (they give it back as their gate FENCEs run), each with its POLL reference patched to its round and its gate FENCE,
- * and publish them at once (nothing of another writer in between).
- * Waits for ring space first, killably (the engine frees it without help:
- * everything queued before is either charged, within the limit, or runs
- * by itself), so on error nothing was written and the caller unreserves.
- * *done_seq (may be NULL) gets the done sequence of their batch.
+ * took (they give it back as their gate FENCEs run), each with its POLL
+ * reference patched to its round and its gate FENCE, and publish them at
+ * once (nothing of another writer in between).  Waits for ring space
+ * first, killably (the engine frees it without help: everything queued
+ * before is either reserved, within the limit, or runs by itself), and
+ * for a staged plan round's vote, so on error nothing was written and the
+ * caller unreserves.  *done_seq (may be NULL) gets the done sequence of
+ * their batch.
  */
 int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
 			     u32 n, u64 *done_seq)
