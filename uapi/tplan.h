@@ -563,7 +563,8 @@ struct tplan_chain_desc {
  * Errors: ENOTCONN, EINVAL (a field, or a chain the validator refuses:
  * @reject says why), ENOSPC (the chains would take the charge over the
  * limit: nothing is queued), EIO, ECONNRESET, ETIMEDOUT (waiting for ring
- * space the engine did not free), ENOMEM, EINTR (killed while waiting for
+ * space the engine did not free, or for a plan round of this queue whose
+ * ranks are still voting), ENOMEM, EINTR (killed while waiting for
  * ring space), EFAULT (nothing queued).  Raw chains whose producer never
  * comes are released with TPLAN_IOC_QUIET and TPLAN_QUIET_OPEN_GATES.
  */
