@@ -866,7 +866,7 @@ int main(int argc, char **argv)
 	       "#   ring_B = what rank 0's rings got per round (chains, fences, pads)\n"
 	       "# ratio = host_us / (ioctl_us + memcpy_us)\n"
 	       "# ioctls = per round (counted, rank 0); votes = cross-rank collectives per round in\n"
-	       "#   the kernel's code (next_round: reserve + commit); sleeps = measured voluntary\n"
+	       "#   the kernel's code (next_round: one vote); sleeps = measured voluntary\n"
 	       "#   context switches in next_round + wait, mean over ranks and rounds\n"
 	       "# engine_us = CPU of the group's engine threads per round (all queues);\n"
 	       "#   lat = mark to arrival of this rank's chunks at every peer, p50 / p99 over ranks\n"
