@@ -13,10 +13,10 @@
  *       - the ioctls the round makes (counted by a wrapper around ioctl(),
  *         linked with --wrap=ioctl) and the sleeps: "votes" are the
  *         cross-rank collectives a round takes by the kernel's code
- *         (next_round: a reserve vote and a commit vote,
- *         kmod/plan_prepare.c), "sleeps" the voluntary context switches
- *         measured in next_round and wait (getrusage(RUSAGE_THREAD), read
- *         outside the timed spans);
+ *         (next_round: one vote, between writing the round and publishing
+ *         it, kmod/plan_prepare.c), "sleeps" the voluntary context
+ *         switches measured in next_round and wait (getrusage(RUSAGE_THREAD),
+ *         read outside the timed spans);
  *       - wall time of the round, separately;
  *       - the engine: CPU time of the group's soft-engine threads
  *         (tplan-g<id>/<src>-<dst>, /proc/<pid>/schedstat) per round, and
@@ -73,8 +73,8 @@
 #define AG_WORLD 4
 #define AG_CHUNKS 16
 #define AG_CHUNK_BYTES 4096
-/* next_round's collectives (reserve vote, commit vote), from kmod/plan_prepare.c */
-#define VOTES_PER_ROUND 2
+/* next_round's collectives (the vote before publishing), from kmod/plan_prepare.c */
+#define VOTES_PER_ROUND 1
 /* untimed rounds before a group's first row */
 #define WARM_ROUNDS 30
 
@@ -866,7 +866,7 @@ int main(int argc, char **argv)
 	       "#   ring_B = what rank 0's rings got per round (chains, fences, pads)\n"
 	       "# ratio = host_us / (ioctl_us + memcpy_us)\n"
 	       "# ioctls = per round (counted, rank 0); votes = cross-rank collectives per round in\n"
-	       "#   the kernel's code (next_round: reserve + commit); sleeps = measured voluntary\n"
+	       "#   the kernel's code (next_round: one vote); sleeps = measured voluntary\n"
 	       "#   context switches in next_round + wait, mean over ranks and rounds\n"
 	       "# engine_us = CPU of the group's engine threads per round (all queues);\n"
 	       "#   lat = mark to arrival of this rank's chunks at every peer, p50 / p99 over ranks\n"

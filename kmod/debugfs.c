@@ -71,8 +71,9 @@ static int tplan_queue_show(struct seq_file *m, void *unused)
 	seq_printf(m, "rptr: %llu\nwptr: %llu\nwraps: %llu\nring_size: %u\npackets: %llu\n",
 		   tplan_queue_rptr(q), wptr, wptr / q->ring_size,
 		   q->ring_size, READ_ONCE(q->packets));
-	seq_printf(m, "prep_charged: %u\nprep_limit: %u\nstate: %u\n",
-		   READ_ONCE(q->prep_charged), q->prep_limit, tplan_queue_state(q));
+	seq_printf(m, "prep_charged: %u\nprep_reserved: %u\nprep_limit: %u\nstate: %u\n",
+		   READ_ONCE(q->prep_charged), READ_ONCE(q->prep_reserved), q->prep_limit,
+		   tplan_queue_state(q));
 	/* The pointer page as the engine left it, and what the module handed out. */
 	seq_printf(m, "page_wptr: %llu\npage_rptr: %llu\ngate_seq: %u\ngate_next: %u\n",
 		   READ_ONCE(q->ptr->wptr), READ_ONCE(q->ptr->rptr), READ_ONCE(q->ptr->gate_seq),

@@ -134,10 +134,17 @@ void tplan_plan_open_gates(struct tplan_group *g, u32 rank, struct tplan_plan *p
 
 static void tplan_plan_part_free(struct tplan_plan_part *part)
 {
+	u32 peer;
+
 	kvfree(part->writers);
 	kvfree(part->dw);
 	kvfree(part->images);
 	kvfree(part->spans);
+	kvfree(part->wait_items);
+	for (peer = 0; peer < TPLAN_MAX_WORLD_SIZE; peer++) {
+		kvfree(part->tmpl[peer].dw);
+		kvfree(part->tmpl[peer].chain_at);
+	}
 	if (part->user) {
 		tplan_uncharge(part->user, part->charged);
 		tplan_user_put(part->user);

@@ -4,12 +4,13 @@
  *   plan.c          lifetime: create, lookup, the gate area, state, and
  *                   when a plan may go (no queued chain can reach it)
  *   plan_prepare.c  chains copied in and checked, the group-wide overlap
- *                   check, rounds queued (prepare, next_round), start
+ *                   check, round templates and the budget reservation,
+ *                   rounds queued (prepare, next_round), start
  *   plan_wait.c     wait and its shortfall report
  *   plan_close.c    close: gates opened, chains drained, every rank
  *
- * A plan is a group object.  Each rank owns its part (state, round, chain
- * images).  Collective steps exchange a small blob through
+ * A plan is a group object.  Each rank owns its part (state, round, round
+ * templates).  Collective steps exchange a small blob through
  * tplan_group_exchange() and every rank takes the same decision from the
  * same data, so no rank ever has to tell another what happened.
  *
@@ -27,6 +28,8 @@
 #include "queue.h"
 #include "chain_validate.h"
 
+struct tplan_wait_item;
+
 /* One rank's part of a plan. */
 struct tplan_plan_part {
 	struct mutex lock;		/* state, round, started */
@@ -37,16 +40,32 @@ struct tplan_plan_part {
 	u64 prep_seq;			/* this rank's order of prepared rounds */
 	u32 nchunks;
 	u64 own_off, own_bytes;
-	struct tplan_user *user;	/* what the images are charged to */
+	struct tplan_user *user;	/* what the part's memory is charged to */
 	u64 charged;
 	u32 *writers;			/* per chunk */
-	/* Chain images, grouped by peer, each group in chunk order. */
+	/*
+	 * While preparing: chain images, grouped by peer, each group in
+	 * chunk order; freed once they became the round templates.
+	 */
 	u32 *dw;
+	u64 dw_bytes;
 	struct tplan_chain_image *images;
+	u64 images_bytes;
 	u32 peer_first[TPLAN_MAX_WORLD_SIZE + 1];
+	/* What a re-arm writes on each queue: one round, laid out once. */
+	struct tplan_round_template tmpl[TPLAN_MAX_WORLD_SIZE];
 	u64 peer_bytes[TPLAN_MAX_WORLD_SIZE];	/* charge of one round */
 	u64 peer_done[TPLAN_MAX_WORLD_SIZE];	/* done sequence of the latest round's batch */
 	u32 peer_mask;			/* queues the plan uses */
+	/*
+	 * peer_bytes is reserved on every queue of peer_mask: from prepare's
+	 * reserve step until close (or the prepare's failure) gives it back;
+	 * both are steps of this file's collective slot, never two at once.
+	 */
+	bool reserved;
+	/* What a wait checks, listed at prepare: a wait allocates nothing. */
+	struct tplan_wait_item *wait_items;
+	u32 nwait;
 	/* While preparing: the bytes its copies send, for the overlap check. */
 	struct tplan_chain_span *spans;
 	u32 nspans;
@@ -100,6 +119,11 @@ void tplan_plan_open_gates(struct tplan_group *g, u32 rank, struct tplan_plan *p
 bool tplan_plan_part_drained(struct tplan_group *g, u32 rank, struct tplan_plan *p);
 
 /* plan_prepare.c */
-void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p, u32 round, bool written);
+void *tplan_part_alloc(struct tplan_plan_part *part, size_t n, size_t size);
+void tplan_part_free(struct tplan_plan_part *part, void *mem, u64 bytes);
+void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part);
+
+/* plan_wait.c */
+int tplan_plan_wait_init(struct tplan_group *g, struct tplan_plan *p, u32 me);
 
 #endif /* _TPLAN_PLAN_H */

@@ -172,6 +172,8 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 	/* Prepared copies cannot be withdrawn: they go as the chunks stand. */
 	if (round)
 		tplan_plan_open_gates(g, tf->rank, p, round);
+	/* They run by themselves now: the plan's budget reservation goes back. */
+	tplan_plan_unreserve(tf, part);
 	drained = tplan_plan_drain(tf, p, deadline);
 	/* Plans queued behind this one can drain now too: before the vote. */
 	if (!drained) {

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Plans: prepare (chains copied in and validated, the group-wide overlap
- * check, round 1 queued), next_round (round k + 1 from the stored chain
- * images, one call per rank) and start.  Queueing a round is two-phase:
- * reserve every queue's charge, vote, write, vote: on every rank or none.
+ * check, each queue's round template and budget reservation, round 1
+ * queued), next_round (round k + 1 from the templates, one call per rank)
+ * and start.  Prepare is two-phase: reserve every queue's charge and lay
+ * out its template, vote, write, vote, publish: on every rank or none.
+ * The charge stays reserved until close, so next_round only writes,
+ * votes and publishes: a re-arm never meets a full budget.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,7 +19,8 @@
 /* Chains validated between two offers to reschedule. */
 #define TPLAN_VALIDATE_BATCH 256
 
-static void *tplan_part_alloc(struct tplan_plan_part *part, size_t n, size_t size)
+/* Memory of the part, charged to its user; it goes with the plan. */
+void *tplan_part_alloc(struct tplan_plan_part *part, size_t n, size_t size)
 {
 	void *mem;
 
@@ -30,6 +34,14 @@ static void *tplan_part_alloc(struct tplan_plan_part *part, size_t n, size_t siz
 	else
 		part->charged += n * size;
 	return mem;
+}
+
+/* Free what tplan_part_alloc() gave (bytes of it) before the plan goes. */
+void tplan_part_free(struct tplan_plan_part *part, void *mem, u64 bytes)
+{
+	kvfree(mem);
+	tplan_uncharge(part->user, bytes);
+	part->charged -= bytes;
 }
 
 /*
@@ -63,7 +75,11 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 	slot = kcalloc(world + 1, sizeof(*slot), GFP_KERNEL);
 	part->writers = tplan_part_alloc(part, part->nchunks, sizeof(u32));
 	part->dw = tplan_part_alloc(part, cmd->ndw, sizeof(u32));
+	if (part->dw)
+		part->dw_bytes = (u64)cmd->ndw * sizeof(u32);
 	part->images = tplan_part_alloc(part, cmd->nchains, sizeof(*part->images));
+	if (part->images)
+		part->images_bytes = (u64)cmd->nchains * sizeof(*part->images);
 	if (!chains || !next_chunk || !slot || !part->writers || !part->dw || !part->images) {
 		ret = -ENOMEM;
 		goto out;
@@ -153,7 +169,7 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 	for (i = 0, at = 0; i < cmd->nchains; at += chains[i].ndw, i++)
 		part->nspans += tplan_chain_spans(part->dw + at, chains[i].ndw, own_heap, me, i,
 						  part->spans + part->nspans, n - part->nspans);
-	ret = 0;
+	ret = tplan_plan_wait_init(g, p, me);
 out:
 	kfree(slot);
 	kfree(next_chunk);
@@ -222,33 +238,111 @@ out_unlock:
 	return ret;
 }
 
-static void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part, u32 below)
+static void tplan_plan_unreserve_mask(struct tplan_file *tf, struct tplan_plan_part *part,
+				     u32 mask)
+{
+	struct tplan_queue *q;
+	u32 peer;
+
+	for (peer = 0; peer < tf->group->world_size; peer++)
+		if (mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
+			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
+}
+
+/*
+ * Give back the part's reservation, if it holds one: once, at close or
+ * when its prepare fails.  A rank whose file goes needs none of this: its
+ * queues go with their budgets.
+ */
+void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part)
+{
+	if (!part->reserved)
+		return;
+	part->reserved = false;
+	tplan_plan_unreserve_mask(tf, part, part->peer_mask);
+}
+
+/*
+ * Prepare's reserve step, all or none: on every queue the plan uses, one
+ * round's charge reserved for the plan's life and the round's template
+ * laid out.  The chain images are not needed after that.
+ */
+static int tplan_plan_arm(struct tplan_file *tf, struct tplan_plan_part *part)
+{
+	struct tplan_queue *q;
+	u32 peer, n, mask = 0;
+	int ret = 0;
+
+	for (peer = 0; peer < tf->group->world_size; peer++) {
+		struct tplan_round_template *t = &part->tmpl[peer];
+
+		if (!(part->peer_mask & BIT(peer)))
+			continue;
+		n = part->peer_first[peer + 1] - part->peer_first[peer];
+		ret = tplan_queue_get(tf, peer, &q);
+		if (!ret)
+			ret = tplan_queue_usable(q);
+		if (!ret)
+			ret = tplan_queue_budget_reserve(q, part->peer_bytes[peer]);
+		if (ret)
+			break;
+		mask |= BIT(peer);
+		/* Within the budget, so within u32: the chains and their gate FENCEs. */
+		t->dw = tplan_part_alloc(part, part->peer_bytes[peer] / 4, sizeof(u32));
+		t->chain_at = tplan_part_alloc(part, n, sizeof(u32));
+		if (!t->dw || !t->chain_at)
+			ret = -ENOMEM;
+		else
+			ret = tplan_queue_template_fill(q, part->images + part->peer_first[peer], n,
+							t);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		tplan_plan_unreserve_mask(tf, part, mask);
+		return ret;
+	}
+	part->reserved = true;
+	tplan_part_free(part, part->images, part->images_bytes);
+	part->images = NULL;
+	tplan_part_free(part, part->dw, part->dw_bytes);
+	part->dw = NULL;
+	return 0;
+}
+
+/*
+ * Publish (or, when the ranks did not agree, take back) the round staged
+ * on the part's queues below peer `below`.
+ */
+static void tplan_plan_stage_end(struct tplan_file *tf, struct tplan_plan_part *part,
+				 u32 below, bool publish)
 {
 	struct tplan_queue *q;
 	u32 peer;
 
 	for (peer = 0; peer < below; peer++)
 		if (part->peer_mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
-			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
+			tplan_queue_stage_end(q, publish, &part->peer_done[peer]);
 }
 
-/* Reserve one round's charge on every queue the plan uses; all or none. */
-static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan_part *part)
+/*
+ * Write round from the templates on every queue, unpublished: all or
+ * none.  The charge is held already.
+ */
+static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part, u32 round)
 {
 	struct tplan_queue *q;
 	u32 peer;
-	int ret = 0;
+	int ret;
 
 	for (peer = 0; peer < tf->group->world_size; peer++) {
 		if (!(part->peer_mask & BIT(peer)))
 			continue;
-		ret = tplan_queue_get(tf, peer, &q);
-		if (!ret)
-			ret = tplan_queue_usable(q);
-		if (!ret)
-			ret = tplan_queue_budget_reserve(q, part->peer_bytes[peer]);
+		/* Made by the reserve step: only the file's release frees it. */
+		ret = tplan_queue_get(tf, peer, &q) ?:
+		      tplan_queue_stage_round(q, &part->tmpl[peer], round);
 		if (ret) {
-			tplan_plan_unreserve(tf, part, peer);
+			tplan_plan_stage_end(tf, part, peer, false);
 			return ret;
 		}
 	}
@@ -256,64 +350,37 @@ static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan_part *par
 }
 
 /*
- * Write round's chains on every queue, charges already reserved.  On an
- * error, the queues not written get their charge back; those written hold
- * chains that the caller flushes by opening the gates.  *written says
- * whether any queue got chains.
- */
-static int tplan_plan_write(struct tplan_file *tf, struct tplan_plan_part *part, u32 round,
-			    bool *written)
-{
-	struct tplan_queue *q;
-	u32 peer, i;
-	int ret = 0;
-
-	for (peer = 0; peer < tf->group->world_size; peer++) {
-		if (!(part->peer_mask & BIT(peer)))
-			continue;
-		if (tplan_queue_get(tf, peer, &q))
-			continue;	/* created by the reserve step */
-		if (ret) {
-			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
-			continue;
-		}
-		for (i = part->peer_first[peer]; i < part->peer_first[peer + 1]; i++)
-			part->images[i].ref = round;
-		ret = tplan_queue_write_chains(q, part->images + part->peer_first[peer],
-					       part->peer_first[peer + 1] - part->peer_first[peer],
-					       &part->peer_done[peer]);
-		if (ret)
-			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
-		else
-			*written = true;
-	}
-	return ret;
-}
-
-/*
- * Reserve, vote, write, vote: the round is queued on every rank or on
- * none.  *written says whether this rank's rings got chains (which a
- * failure must flush).  The second vote is also the barrier after which
- * peers may start the round.  With err (this rank cannot), it only votes
+ * Queue round on every rank or on none: write it on every queue without
+ * publishing it, vote, then publish it (or take it back everywhere).  The
+ * vote is the barrier contract point 6 needs (no rank's round k + 1
+ * copies may start before every rank finished reading round k, and a
+ * producer may have marked round k + 1 already): the engine sees the
+ * round only after it.  It is also the barrier after which peers may
+ * start the round.  Prepare reserves every queue's charge and lays out
+ * the templates first, with a vote of its own; next_round has nothing to
+ * reserve, so it votes once.  With err (this rank cannot), it only votes
  * no, so that every rank fails at once and nobody waits for it.
  */
 static int tplan_plan_queue_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
-				  u32 timeout_ms, bool *written, int err)
+				  u32 timeout_ms, bool reserve, int err)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 	int ret;
 
-	*written = false;
-	if (!err)
-		err = tplan_plan_reserve(tf, part);
-	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
-	if (ret) {
+	if (reserve) {
 		if (!err)
-			tplan_plan_unreserve(tf, part, tf->group->world_size);
-		return ret;
+			err = tplan_plan_arm(tf, part);
+		ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
+		if (ret) {
+			tplan_plan_unreserve(tf, part);
+			return ret;
+		}
 	}
-	err = tplan_plan_write(tf, part, round, written);
+	if (!err)
+		err = tplan_plan_stage(tf, part, round);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
+	if (!err)
+		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret);
 	return ret ?: err;
 }
 
@@ -345,13 +412,12 @@ static void tplan_plan_gates_init(struct tplan_group *g, u32 rank, struct tplan_
 	}
 }
 
-void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p, u32 round, bool written)
+/* A failed prepare: nothing was queued anywhere; the charge goes back. */
+static void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 
-	/* A failed preparation flushes what it queued: the gates open. */
-	if (written)
-		tplan_plan_open_gates(tf->group, tf->rank, p, round);
+	tplan_plan_unreserve(tf, part);
 	mutex_lock(&part->lock);
 	part->state = TPLAN_PLAN_FAILED;
 	part->started = false;
@@ -431,7 +497,6 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	struct tplan_group *g;
 	u32 first = tplan_first_round();
 	struct tplan_plan *p;
-	bool written = false;
 	int err, ret;
 
 	memset(&cmd->reject, 0, sizeof(cmd->reject));
@@ -460,8 +525,8 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 
 	tplan_plan_gates_init(g, tf->rank, p, first);
 
-	/* Phase 2: charge every queue, then queue the first round. */
-	ret = tplan_plan_queue_round(tf, p, first, cmd->timeout_ms, &written, 0);
+	/* Phase 2: charge every queue for the plan's life, then queue the first round. */
+	ret = tplan_plan_queue_round(tf, p, first, cmd->timeout_ms, true, 0);
 	if (ret)
 		goto out_fail;
 	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
@@ -469,9 +534,9 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	goto out;
 
 out_fail:
-	/* The first round or nothing: what a close flushes is that round's. */
-	tplan_part_release(part, TPLAN_PLAN_FAILED, written ? first : 0);
-	tplan_plan_fail(tf, p, first, written);
+	/* Nothing queued: a close has nothing to flush. */
+	tplan_part_release(part, TPLAN_PLAN_FAILED, 0);
+	tplan_plan_fail(tf, p);
 	/* The reject, if any, still has to go out. */
 	ucmd->responded = false;
 out:
@@ -485,7 +550,6 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	struct tplan_file *tf = ucmd->tf;
 	struct tplan_plan_part *part;
 	struct tplan_plan *p;
-	bool written = false;
 	u32 round;
 	int err, ret;
 
@@ -504,18 +568,15 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	cmd->round = round + 1;
 	err = tplan_ucmd_respond(ucmd);
 	/* Even so it votes (no), so that no rank waits for it. */
-	ret = tplan_plan_queue_round(tf, p, round + 1, cmd->timeout_ms, &written, err);
+	ret = tplan_plan_queue_round(tf, p, round + 1, cmd->timeout_ms, false, err);
 	if (err)
 		ret = err;
 	if (!ret) {
 		part->prep_seq = atomic64_inc_return(&tf->prep_seq);
 		tplan_part_release(part, TPLAN_PLAN_PREPARED, round + 1);
-	} else if (!written) {
-		/* Nothing queued anywhere: still DONE. */
-		tplan_part_release(part, TPLAN_PLAN_DONE, round);
 	} else {
-		tplan_part_release(part, TPLAN_PLAN_FAILED, round + 1);
-		tplan_plan_fail(tf, p, round + 1, true);
+		/* Nothing queued anywhere: still DONE, with its charge. */
+		tplan_part_release(part, TPLAN_PLAN_DONE, round);
 	}
 out:
 	tplan_step_end(tf, p);

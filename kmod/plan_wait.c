@@ -41,6 +41,23 @@ static u32 tplan_wait_items(struct tplan_group *g, struct tplan_plan *p, u32 me,
 	return n;
 }
 
+/*
+ * At prepare: the part's list of what a wait checks, charged to its user
+ * like the rest of the part, so that a wait allocates nothing.  Waits
+ * only read it.
+ */
+int tplan_plan_wait_init(struct tplan_group *g, struct tplan_plan *p, u32 me)
+{
+	struct tplan_plan_part *part = &p->part[me];
+
+	part->wait_items = tplan_part_alloc(part, (size_t)part->nchunks * g->world_size +
+					    p->total_chunks, sizeof(*part->wait_items));
+	if (!part->wait_items)
+		return -ENOMEM;
+	part->nwait = tplan_wait_items(g, p, me, part->wait_items);
+	return 0;
+}
+
 static u64 tplan_wait_want(struct tplan_plan *p, u32 me, u32 round,
 			   const struct tplan_wait_item *it)
 {
@@ -121,7 +138,7 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 	u64 deadline = tplan_deadline(cmd->timeout_ms);
 	struct tplan_plan_shortfall *report = NULL;
 	struct tplan_fault_record fault;
-	struct tplan_wait_item *items;
+	const struct tplan_wait_item *items;
 	struct tplan_plan_part *part;
 	u32 n, cursor = 0, cap, round, me = tf->rank;
 	struct tplan_group *g;
@@ -152,13 +169,8 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 	mutex_unlock(&part->lock);
 	cmd->round = round;
 
-	items = kvmalloc_array((size_t)part->nchunks * g->world_size + p->total_chunks + 1,
-			       sizeof(*items), TPLAN_GFP_USER_SIZED);
-	if (!items) {
-		ret = -ENOMEM;
-		goto out_idle;
-	}
-	n = tplan_wait_items(g, p, me, items);
+	items = part->wait_items;
+	n = part->nwait;
 
 	do {
 		u64 until = deadline;
@@ -171,13 +183,17 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 					  tplan_wait_ended(g, p, me), until, false);
 	} while (ret == -ETIMEDOUT && !done && ktime_get_ns() < deadline);
 
-	cap = min_t(u32, cmd->report_cap, TPLAN_WAIT_REPORT_MAX);
+	/* The report is made only when there is something to report. */
+	cmd->report_count = tplan_wait_report(g, p, me, round, items, n, NULL, 0, &extra);
+	cap = min3(cmd->report_cap, cmd->report_count, (u32)TPLAN_WAIT_REPORT_MAX);
 	if (cap) {
 		report = kvcalloc(cap, sizeof(*report), TPLAN_GFP_USER_SIZED);
 		if (!report)
 			cap = 0;
+		else
+			cmd->report_count = tplan_wait_report(g, p, me, round, items, n, report,
+							      cap, &extra);
 	}
-	cmd->report_count = tplan_wait_report(g, p, me, round, items, n, report, cap, &extra);
 
 	if (extra) {
 		/* Later rounds' gates would open early: the plan cannot go on. */
@@ -208,7 +224,6 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 	else if (tplan_ucmd_respond(ucmd))
 		ret = -EFAULT;
 	kvfree(report);
-	kvfree(items);
 
 	mutex_lock(&part->lock);
 	if (part->state == TPLAN_PLAN_PREPARED && part->round == round) {
@@ -219,12 +234,6 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 			part->state = TPLAN_PLAN_FAILED;
 		}
 	}
-	part->busy = false;
-	mutex_unlock(&part->lock);
-	goto out_put;
-
-out_idle:
-	mutex_lock(&part->lock);
 	part->busy = false;
 	mutex_unlock(&part->lock);
 out_put:

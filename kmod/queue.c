@@ -226,7 +226,10 @@ u32 tplan_queue_state(struct tplan_queue *q)
 								 TPLAN_QUEUE_BUSY;
 }
 
-/* Give back the charges of the chains whose gate FENCE ran. */
+/*
+ * Forget the gated bytes whose gate FENCE ran, and give back raw chains'
+ * reservations with them.
+ */
 static void tplan_queue_release_marks(struct tplan_queue *q)
 {
 	struct tplan_prep_mark *m;
@@ -242,6 +245,7 @@ static void tplan_queue_release_marks(struct tplan_queue *q)
 		if ((s32)(gate - m->seq) < 0)
 			break;
 		q->prep_charged -= m->bytes;
+		q->prep_reserved -= m->unreserve;
 		q->mark_head++;
 	}
 	spin_unlock(&q->budget_lock);
@@ -294,16 +298,24 @@ int tplan_queue_usable(struct tplan_queue *q)
 	return 0;
 }
 
-/* Bytes charged now, the chains whose gate FENCE ran given back first. */
+/* Bytes gated now, the chains whose gate FENCE ran forgotten first. */
 static u32 tplan_queue_charged(struct tplan_queue *q)
 {
 	tplan_queue_release_marks(q);
 	return READ_ONCE(q->prep_charged);
 }
 
+/* Reserved now, raw chains whose gate FENCE ran given back first. */
+static u32 tplan_queue_reserved(struct tplan_queue *q)
+{
+	tplan_queue_release_marks(q);
+	return READ_ONCE(q->prep_reserved);
+}
+
 /*
  * May the host queue work (put, inject) or wait (quiet) here?  Not while
- * prepared chains wait on their gates (the budget rule, top of file).
+ * prepared chains wait on their gates (the budget rule, top of file), nor
+ * while a plan round is staged.
  */
 static int tplan_queue_host_usable(struct tplan_queue *q)
 {
@@ -311,7 +323,7 @@ static int tplan_queue_host_usable(struct tplan_queue *q)
 
 	if (ret)
 		return ret;
-	return tplan_queue_charged(q) ? -EBUSY : 0;
+	return READ_ONCE(q->staged) || tplan_queue_charged(q) ? -EBUSY : 0;
 }
 
 /* Emit a FENCE writing data to the pointer page word at off.  Caller holds wlock. */
@@ -631,6 +643,7 @@ int tplan_queue_info(struct tplan_ucmd *ucmd)
 	cmd->packets = READ_ONCE(q->packets);
 	cmd->ring_size = q->ring_size;
 	cmd->prep_charged = tplan_queue_charged(q);
+	cmd->prep_reserved = tplan_queue_reserved(q);
 	cmd->prep_limit = q->prep_limit;
 	cmd->gate_seq = READ_ONCE(q->ptr->gate_seq);
 	cmd->done_seq = READ_ONCE(q->ptr->done_seq);
@@ -748,9 +761,11 @@ int tplan_queue_inject(struct tplan_ucmd *ucmd)
 }
 
 /*
- * Charge bytes of prepared chains before writing them: 0, or -ENOSPC with
- * nothing charged.  From here until their gate FENCEs run, put and quiet
- * see the queue as holding prepared copies.
+ * Reserve bytes of the budget for prepared chains before writing them: 0,
+ * or -ENOSPC with nothing reserved.  Raw chains hold it until their gate
+ * FENCEs run; a plan holds one round's charge from prepare to close, so
+ * its re-arms never meet a full budget.  Put and quiet look at what is
+ * gated (the marks), not at this.
  */
 int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes)
 {
@@ -758,7 +773,7 @@ int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes)
 
 	tplan_queue_release_marks(q);
 	spin_lock(&q->budget_lock);
-	ret = tplan_budget_charge(&q->prep_charged, q->prep_limit, bytes);
+	ret = tplan_budget_charge(&q->prep_reserved, q->prep_limit, bytes);
 	spin_unlock(&q->budget_lock);
 	return ret;
 }
@@ -766,11 +781,12 @@ int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes)
 void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes)
 {
 	spin_lock(&q->budget_lock);
-	q->prep_charged -= bytes;
+	q->prep_reserved -= bytes;
 	spin_unlock(&q->budget_lock);
 	if (wq_has_sleeper(&q->owner_wq))
 		wake_up_all(&q->owner_wq);
 }
+
 
 /* Room for n more marks; allocation happens before any ring write.  Caller holds wlock. */
 static int tplan_queue_marks_room(struct tplan_queue *q, u32 n)
@@ -848,9 +864,11 @@ static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_ch
 		q->marks[q->mark_tail % q->mark_cap] = (struct tplan_prep_mark) {
 			.seq = seq,
 			.bytes = tplan_chain_charge(c[i].ndw),
+			.unreserve = tplan_chain_charge(c[i].ndw),
 			.ref = c[i].ref,
 			.gate = c[i].raw_gate,
 		};
+		q->prep_charged += tplan_chain_charge(c[i].ndw);
 		q->mark_tail++;
 		spin_unlock(&q->budget_lock);
 		trace_tplan_submit(q->group->id, q->src, q->dst, start, c[i].ndw * 4);
@@ -859,13 +877,15 @@ static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_ch
 }
 
 /*
- * Write validated chains whose charge tplan_queue_budget_reserve() took,
- * each with its POLL reference patched to its round and its gate FENCE,
- * and publish them at once (nothing of another writer in between).
- * Waits for ring space first, killably (the engine frees it without help:
- * everything queued before is either charged, within the limit, or runs
- * by itself), so on error nothing was written and the caller unreserves.
- * *done_seq (may be NULL) gets the done sequence of their batch.
+ * Write validated raw chains whose charge tplan_queue_budget_reserve()
+ * took (they give it back as their gate FENCEs run), each with its POLL
+ * reference patched to its round and its gate FENCE, and publish them at
+ * once (nothing of another writer in between).  Waits for ring space
+ * first, killably (the engine frees it without help: everything queued
+ * before is either reserved, within the limit, or runs by itself), and
+ * for a staged plan round's vote, so on error nothing was written and the
+ * caller unreserves.  *done_seq (may be NULL) gets the done sequence of
+ * their batch.
  */
 int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
 			     u32 n, u64 *done_seq)
@@ -877,6 +897,15 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 	for (;;) {
 		if (mutex_lock_killable(&q->wlock))
 			return -EINTR;
+		if (READ_ONCE(q->staged)) {
+			/* A plan round waits for its ranks' vote: after it, then. */
+			mutex_unlock(&q->wlock);
+			ret = tplan_wait_deadline(q->owner_wq, !READ_ONCE(q->staged) ||
+						  tplan_queue_usable(q), tplan_deadline(0), true);
+			if (ret)
+				return ret;
+			continue;
+		}
 		ret = tplan_queue_usable(q) ?: tplan_queue_marks_room(q, n);
 		if (ret) {
 			mutex_unlock(&q->wlock);
@@ -902,4 +931,149 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 		*done_seq = q->done_last;
 	mutex_unlock(&q->wlock);
 	return 0;
+}
+
+/*
+ * The most bytes a re-arm of a template of bytes can ever need: up to
+ * bytes - 4 of padding before it (it did not fit before the ring end),
+ * itself, the batch's done FENCE.
+ */
+static u64 tplan_round_need_max(u32 bytes)
+{
+	return 2ULL * bytes - 4 + TPLAN_FENCE_BYTES;
+}
+
+/*
+ * Lay out a plan's validated chains for this queue (n of them, grouped
+ * as one round) into t, whose dw and chain_at the caller allocated for
+ * the chains and their gate FENCEs.  -EINVAL when no ring of this queue
+ * could ever take the round in one piece: the same answer a batch
+ * longer than the ring got from tplan_queue_write_chains() when rounds
+ * were written packet by packet, so a plan too long for the ring is
+ * still refused with EINVAL at prepare and nothing is queued.
+ */
+int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
+			      struct tplan_round_template *t)
+{
+	struct tplan_sdma_fence fence = { .addr = q->ptr_dev + TPLAN_QPTR_GATE_SEQ };
+	u32 i, at = 0;
+
+	for (i = 0; i < n; i++) {
+		/* Validated: the POLL comes first and has its fixed size. */
+		t->chain_at[i] = at;
+		memcpy(t->dw + at, c[i].dw, TPLAN_SDMA_POLL_DW * 4);
+		at += TPLAN_SDMA_POLL_DW;
+		tplan_sdma_encode_fence(t->dw + at, TPLAN_SDMA_FENCE_DW, &fence);
+		at += TPLAN_SDMA_FENCE_DW;
+		memcpy(t->dw + at, c[i].dw + TPLAN_SDMA_POLL_DW,
+		       (c[i].ndw - TPLAN_SDMA_POLL_DW) * 4);
+		at += c[i].ndw - TPLAN_SDMA_POLL_DW;
+	}
+	t->ndw = at;
+	t->nchains = n;
+	return tplan_round_need_max(at * 4) < q->ring_size ? 0 : -EINVAL;
+}
+
+/*
+ * Re-arm, first half: write one plan round from its template with its
+ * POLLs waiting for round and gate sequences from the queue's next, but
+ * do not publish it yet: the ranks vote first (tplan_queue_stage_end()
+ * publishes it or takes it back).  One space check, at most one pad to
+ * the ring end (no packet crosses it), one copy, the patches, one mark
+ * for the whole round (gated until its last gate FENCE runs), nothing
+ * decoded.  The plan holds its reservation already.  Waits for ring
+ * space as tplan_queue_write_chains() does; on error nothing was written.
+ */
+int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
+			    u32 round)
+{
+	u32 bytes = t->ndw * 4, pad, seq, i, *dw;
+	u64 need, start;
+	int ret;
+
+	for (;;) {
+		if (mutex_lock_killable(&q->wlock))
+			return -EINTR;
+		/* Plan steps of the owner's file come one at a time: never two staged. */
+		ret = tplan_queue_usable(q) ?: WARN_ON_ONCE(q->staged) ? -EBUSY :
+		      tplan_queue_marks_room(q, 1);
+		if (ret) {
+			mutex_unlock(&q->wlock);
+			return ret;
+		}
+		pad = tplan_ring_pad(q->wtail, q->ring_size, bytes);
+		need = tplan_queue_need_to(q, q->wtail + pad + bytes);
+		/* tplan_queue_template_fill() refused what could never fit. */
+		if (WARN_ON_ONCE(need >= q->ring_size)) {
+			mutex_unlock(&q->wlock);
+			return -EINVAL;
+		}
+		if (need < tplan_queue_room(q))
+			break;
+		tplan_queue_publish(q);
+		mutex_unlock(&q->wlock);
+		ret = tplan_queue_wait_room(q, need, true);
+		if (ret)
+			return ret;
+	}
+	if (pad)
+		tplan_queue_pad(q, pad);
+	start = q->wtail;
+	dw = q->ring + ((start & (q->ring_size - 1)) >> 2);
+	memcpy(dw, t->dw, bytes);
+	seq = q->gate_next;
+	for (i = 0; i < t->nchains; i++) {
+		/* The kernel owns the POLL's reference (the round) and the gate sequences. */
+		dw[t->chain_at[i] + TPLAN_SDMA_POLL_REF_DW] = round;
+		dw[t->chain_at[i] + TPLAN_SDMA_POLL_DW + TPLAN_SDMA_FENCE_DATA_DW] = seq + i;
+	}
+	q->gate_next = seq + t->nchains;
+	q->wtail += bytes;
+	tplan_queue_release_marks(q);
+	spin_lock(&q->budget_lock);
+	q->marks[q->mark_tail % q->mark_cap] = (struct tplan_prep_mark) {
+		.seq = q->gate_next - 1,
+		.bytes = bytes,
+		.ref = round,
+	};
+	/* Gated from now: put and quiet keep off, as they would once it is published. */
+	q->prep_charged += bytes;
+	q->mark_tail++;
+	spin_unlock(&q->budget_lock);
+	WRITE_ONCE(q->staged, t->nchains);
+	trace_tplan_submit(q->group->id, q->src, q->dst, start, bytes);
+	mutex_unlock(&q->wlock);
+	return 0;
+}
+
+/*
+ * Re-arm, second half: publish the staged round (*done_seq gets its
+ * batch's done sequence) or take it back as if it had never been written.
+ * Nobody else wrote meanwhile (the queue was staged) and the engine saw
+ * none of it, so taking it back is putting wtail, the gate sequence and
+ * the marks where they were.  Cannot fail: wlock is only ever held
+ * briefly, so it is taken even by a dying task.
+ */
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq)
+{
+	mutex_lock(&q->wlock);
+	if (publish) {
+		tplan_queue_publish(q);
+		*done_seq = q->done_last;
+	} else {
+		q->wtail = q->wptr;
+		q->gate_next -= q->staged;
+		spin_lock(&q->budget_lock);
+		/* Unless an owner that wrote gate_seq in its pointer page let it go already. */
+		if (q->mark_tail != q->mark_head) {
+			q->mark_tail--;
+			q->prep_charged -= q->marks[q->mark_tail % q->mark_cap].bytes;
+		}
+		spin_unlock(&q->budget_lock);
+	}
+	WRITE_ONCE(q->staged, 0);
+	mutex_unlock(&q->wlock);
+	/* Writers waiting for the queue to be theirs again. */
+	if (wq_has_sleeper(&q->owner_wq))
+		wake_up_all(&q->owner_wq);
 }

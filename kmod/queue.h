@@ -27,7 +27,10 @@
  *
  * Only the owner (serialised by wlock) writes packets, wptr and the
  * doorbell.  wlock is never held across a wait for ring space: a writer
- * that needs room drops it, waits, and checks again.
+ * that needs room drops it, waits, and checks again.  Every writer
+ * publishes what it wrote before it drops wlock, but for a plan round
+ * staged across its ranks' vote (staged): until it is published or taken
+ * back, other writers keep off the queue.
  */
 #ifndef _TPLAN_QUEUE_H
 #define _TPLAN_QUEUE_H
@@ -50,10 +53,15 @@ struct tplan_qptr {
 	u32 done_seq;			/* TPLAN_QPTR_DONE_SEQ: done FENCEs */
 };
 
-/* A prepared chain's charge, released once its gate FENCE ran. */
+/*
+ * Gated bytes: a raw chain, or one plan round on one queue, whose last
+ * gate FENCE has not run yet.  Raw chains give their reservation back
+ * with it; a plan holds its own from prepare to close.
+ */
 struct tplan_prep_mark {
-	u32 seq;			/* the gate sequence its FENCE writes */
-	u32 bytes;			/* the chain's charge */
+	u32 seq;			/* the gate sequence of its (last) gate FENCE */
+	u32 bytes;			/* gated until then */
+	u32 unreserve;			/* reservation given back then (raw chains) */
 	u32 ref;			/* the round its POLL waits for */
 	u32 *gate;			/* a raw chain's ready gate (its owner may open it) */
 };
@@ -74,6 +82,7 @@ struct tplan_queue {
 
 	struct mutex wlock;		/* the writer side: wtail, emit, publish */
 	u64 wtail;			/* written, not yet published */
+	u32 staged;			/* chains of a plan round written, not published */
 	u64 wptr;			/* published: stored in the page, doorbell rung */
 	u32 gate_next;			/* the gate sequence the next chain gets */
 	u64 done_last;			/* the done sequence of the last batch */
@@ -81,8 +90,9 @@ struct tplan_queue {
 	u64 packets;			/* engine: packets executed */
 	u64 traps;			/* engine: TRAP packets executed */
 
-	spinlock_t budget_lock;		/* prep_charged and the marks */
-	u32 prep_charged;
+	spinlock_t budget_lock;		/* prep_reserved, prep_charged, the marks */
+	u32 prep_reserved;		/* the budget taken: at most prep_limit */
+	u32 prep_charged;		/* bytes gated now: put and quiet EBUSY */
 	u32 prep_limit;
 	struct tplan_prep_mark *marks;	/* circular, mark_cap entries */
 	u32 mark_cap, mark_head, mark_tail;
@@ -117,6 +127,21 @@ struct tplan_chain_image {
 	u32 *raw_gate;			/* CHAIN_SUBMIT: the ready gate; plans: NULL */
 };
 
+/*
+ * One queue's share of a plan round, built once at prepare: its chains in
+ * order, each POLL followed by its gate FENCE, exactly what
+ * tplan_queue_write_chains() would emit packet by packet, but contiguous,
+ * so that a re-arm copies it whole and patches a few dwords: each POLL's
+ * reference (the round) and each gate FENCE's data (its gate sequence).
+ * Its size is the round's charge on the queue.
+ */
+struct tplan_round_template {
+	u32 *dw;
+	u32 ndw;
+	u32 nchains;
+	u32 *chain_at;			/* the dword where each chain (its POLL) starts */
+};
+
 /* What a chain of ndw dwords is charged: itself and its gate FENCE. */
 static inline u64 tplan_chain_charge(u32 ndw)
 {
@@ -129,6 +154,11 @@ int tplan_queue_budget_reserve(struct tplan_queue *q, u64 bytes);
 void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes);
 int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
 			     u32 n, u64 *done_seq);
+int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
+			      struct tplan_round_template *t);
+int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
+			    u32 round);
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq);
 int tplan_queue_usable(struct tplan_queue *q);
 u32 tplan_queue_fault_state(struct tplan_queue *q);
 int tplan_queue_open_raw_gates(struct tplan_queue *q);

@@ -447,7 +447,8 @@ enum tplan_queue_fault {
  * @ring_size: Out: bytes
  * @state: Out: enum tplan_queue_state
  * @prep_charged: Out: bytes of prepared chains whose gates have not opened
- * @prep_limit: Out: the most @prep_charged may reach
+ *                (put and quiet fail with EBUSY while it is not 0)
+ * @prep_limit: Out: the most @prep_reserved (and so @prep_charged) may reach
  * @fault_offset: Out: ring byte offset (rptr) of the faulting packet
  * @fault_dword: Out: its first dword
  * @fault_reason: Out: enum tplan_queue_fault
@@ -460,6 +461,10 @@ enum tplan_queue_fault {
  * @gate_seq: Out: the pointer page's TPLAN_QPTR_GATE_SEQ word now
  * @done_seq: Out: its TPLAN_QPTR_DONE_SEQ word now
  * @doorbells: Out: doorbells rung
+ * @prep_reserved: Out: bytes of the prepared-copy budget taken: raw
+ *                 chains' until their gates open, and one round's charge
+ *                 of every plan prepared and not yet closed
+ * @__reserved2: Out: 0
  *
  * A queue not used yet reads as an empty one (it is made at first use,
  * or here with TPLAN_QUEUE_INFO_MAKE).
@@ -486,6 +491,8 @@ struct tplan_queue_info {
 	__u32 gate_seq;
 	__u32 done_seq;
 	__aligned_u64 doorbells;
+	__u32 prep_reserved;
+	__u32 __reserved2;
 };
 #define TPLAN_IOC_QUEUE_INFO _IO(TPLAN_TYPE, TPLAN_CMD_QUEUE_INFO)
 
@@ -556,7 +563,8 @@ struct tplan_chain_desc {
  * Errors: ENOTCONN, EINVAL (a field, or a chain the validator refuses:
  * @reject says why), ENOSPC (the chains would take the charge over the
  * limit: nothing is queued), EIO, ECONNRESET, ETIMEDOUT (waiting for ring
- * space the engine did not free), ENOMEM, EINTR (killed while waiting for
+ * space the engine did not free, or for a plan round of this queue whose
+ * ranks are still voting), ENOMEM, EINTR (killed while waiting for
  * ring space), EFAULT (nothing queued).  Raw chains whose producer never
  * comes are released with TPLAN_IOC_QUIET and TPLAN_QUIET_OPEN_GATES.
  */
@@ -686,8 +694,11 @@ struct tplan_plan_chain {
 
 /**
  * struct tplan_plan_prepare - TPLAN_IOC_PLAN_PREPARE (collective): validate
- * this rank's chains, check no two ranks send the same bytes, charge every
- * queue's budget and queue round 1; on every rank or on none.
+ * this rank's chains, check no two ranks send the same bytes, reserve one
+ * round's charge of every queue's budget (held until the plan is closed,
+ * whatever its state, so that no later round can fail for want of budget)
+ * and queue round 1; on every rank or on none: a prepare that fails gives
+ * back what it reserved.
  * @size: In: sizeof(struct tplan_plan_prepare)
  * @plan_id: In: from TPLAN_IOC_PLAN_CREATE
  * @nchains: In: nchunks * (world_size - 1)
@@ -703,9 +714,11 @@ struct tplan_plan_chain {
  *          chain, packet, rule and rank (possibly another rank's)
  *
  * Errors: ENOTCONN, ENOENT (no such plan), EINVAL (@reject says why when
- * it is a chain), ENOSPC (a queue's prepared-copy budget would be
- * exceeded, here or on another rank: nothing is queued anywhere; or the
- * plan's copies over max_plan_spans), EBUSY (already prepared, or another
+ * it is a chain, or a queue's round longer than its ring can take in one
+ * piece: twice its bytes plus 12 must stay under ring_size), ENOSPC
+ * (a queue's prepared-copy budget would be exceeded, here or on another
+ * rank: nothing is queued anywhere; or the plan's copies over
+ * max_plan_spans), EBUSY (already prepared, or another
  * collective of this file runs), ENOMEM, EIO (a queue faulted),
  * ECONNRESET, ETIMEDOUT, EPROTO (the ranks' collectives differ: the group
  * breaks), EFAULT (this struct or a buffer, here or on another rank),
@@ -820,8 +833,9 @@ struct tplan_fault_report {
  * chunks still short and by how much), EOVERFLOW (a chunk got more marks
  * than writers: later rounds' gates would open early; the plan is
  * FAILED), EIO (a queue faulted: @fault; FAILED), ECONNRESET (FAILED),
- * EINTR, ENOMEM, EFAULT (the answer or the report: the round is as it
- * was, wait again).
+ * EINTR, EFAULT (the answer or the report: the round is as it was, wait
+ * again).  A wait allocates nothing but the report (without memory for
+ * it, @report_count is set and no report is written).
  */
 struct tplan_plan_wait {
 	__u32 size;
@@ -840,23 +854,23 @@ struct tplan_plan_wait {
 /**
  * struct tplan_plan_next_round - TPLAN_IOC_PLAN_NEXT_ROUND (collective):
  * "done reading this round's data".  Queues round k + 1 on every queue
- * from the chains stored at prepare (the kernel writes the new round into
- * each POLL), then synchronises the ranks: once it returns, peers may
- * start round k + 1 and their copies may land in the buffer.
+ * from the round templates made at prepare (the kernel writes the new
+ * round into each POLL), then synchronises the ranks: once it returns,
+ * peers may start round k + 1 and their copies may land in the buffer.
+ * The budget was reserved at prepare: a re-arm never fails for it.
  * @size: In: sizeof(struct tplan_plan_next_round)
  * @plan_id: In
  * @timeout_ms: In: for the collective (0: default)
  * @round: Out: the new round
  *
  * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here, or
- * another collective of this file runs), ENOSPC (a budget, here or
- * elsewhere: nothing queued, the plan stays DONE), ERANGE (2^32 - 1
- * rounds used), ECONNRESET, ETIMEDOUT (a rank was late: nothing queued
- * anywhere, still DONE, call it again), EPROTO (the ranks' collectives
- * differ: the group breaks), EIO (a queue faulted), ENOMEM, EFAULT (the
- * answer, here or on another rank: nothing queued), EINTR (killed).
- * After a failure the plan is DONE (nothing was queued anywhere) or
- * FAILED.
+ * another collective of this file runs), ERANGE (2^32 - 1 rounds used),
+ * ECONNRESET, ETIMEDOUT (a rank was late, or the ring had no room in
+ * time: nothing queued anywhere, still DONE, call it again), EPROTO (the
+ * ranks' collectives differ: the group breaks), EIO (a queue faulted),
+ * ENOMEM, EFAULT (the answer, here or on another rank: nothing queued),
+ * EINTR (killed).  After a failure the plan is DONE, with nothing queued
+ * anywhere.
  */
 struct tplan_plan_next_round {
 	__u32 size;

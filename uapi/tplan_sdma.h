@@ -208,6 +208,7 @@ enum tplan_sdma_kind {
 
 /* FENCE (2.6): 4 dwords, writes 32 bits at a dword-aligned address. */
 #define TPLAN_SDMA_FENCE_DW			4
+#define TPLAN_SDMA_FENCE_DATA_DW		3	/* the 32 bits it writes */
 
 /* TRAP (2.7): 2 dwords. */
 #define TPLAN_SDMA_TRAP_DW			2

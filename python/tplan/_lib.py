@@ -130,6 +130,8 @@ class tplan_queue_info(Structure):
         ("gate_seq", c_uint32),
         ("done_seq", c_uint32),
         ("doorbells", c_uint64),
+        ("prep_reserved", c_uint32),
+        ("_reserved2", c_uint32),
     ]
 
 

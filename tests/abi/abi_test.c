@@ -73,7 +73,7 @@
 	F(tplan_quiet, peer, 4, 4) \
 	F(tplan_quiet, timeout_ms, 8, 4) \
 	F(tplan_quiet, flags, 12, 4) \
-	S(tplan_queue_info, 104) \
+	S(tplan_queue_info, 112) \
 	F(tplan_queue_info, size, 0, 4) \
 	F(tplan_queue_info, peer, 4, 4) \
 	F(tplan_queue_info, rptr, 8, 8) \
@@ -93,6 +93,8 @@
 	F(tplan_queue_info, gate_seq, 88, 4) \
 	F(tplan_queue_info, done_seq, 92, 4) \
 	F(tplan_queue_info, doorbells, 96, 8) \
+	F(tplan_queue_info, prep_reserved, 104, 4) \
+	F(tplan_queue_info, __reserved2, 108, 4) \
 	S(tplan_queue_inject, 24) \
 	F(tplan_queue_inject, size, 0, 4) \
 	F(tplan_queue_inject, peer, 4, 4) \
