@@ -66,7 +66,12 @@ printf '%s\n' "${TPLAN_MODPARAMS:-}" > "$work/root/tests/modparams"
 ( cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$work/initramfs.gz"
 
 # A large log buffer, so that a report survives whatever follows it.
-cmdline="console=ttyS0 quiet panic=-1 log_buf_len=4M"
+# tsc=reliable: under TCG the clocksource watchdog sometimes finds the TSC
+# skewed a few seconds after boot and switches to the HPET; the switch
+# flips the sched_clock static key by live text patching, which TCG once
+# turned into an int3 Oops in sched_clock_cpu (a panic with no tplan code
+# involved), and the HPET makes every clock read an emulated MMIO access.
+cmdline="console=ttyS0 quiet panic=-1 log_buf_len=4M tsc=reliable"
 case "$kver" in
 *-tplan-debug-*) ;;	# KASAN does what slub_debug and KFENCE would
 6.12*|6.1[3-9]*|[7-9].*) cmdline="$cmdline slub_debug=FZPU kfence.sample_interval=10" ;;
