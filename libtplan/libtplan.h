@@ -49,12 +49,13 @@ int tplan_ctx_fd(const struct tplan_ctx *ctx);
 int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info);
 
 /*
- * How long the collective plan steps (create, next_round, close) wait for
+ * How long the collective plan steps (create, close) wait for
  * the other ranks at each of their synchronisations, in milliseconds; 0
  * (the default) means the kernel's TPLAN_TIMEOUT_DEFAULT_MS.  A rank that
  * is later than this makes the step fail on every rank with -ETIMEDOUT;
- * the group goes on.  Calls that take a timeout_ms (join, barrier,
- * all-gather, quiet, wait) use their own.
+ * the group goes on.  next_round waits for no rank: it takes this as its
+ * longest wait for ring space without progress.  Calls that take a
+ * timeout_ms (join, barrier, all-gather, quiet, wait) use their own.
  */
 void tplan_ctx_set_timeout(struct tplan_ctx *ctx, uint32_t timeout_ms);
 uint32_t tplan_ctx_timeout(const struct tplan_ctx *ctx);

@@ -9,7 +9,7 @@
             producer(handle)                # TriggeredView.initialize(handle).mark_ready(chunk)
             plan.wait()                     # every chunk delivered everywhere
             ...                             # read this round's data
-            plan.next_round()               # collective: done reading
+            plan.next_round()               # local: done reading
 
 :class:`TriggeredView` here is the CPU one (a producer or consumer thread
 of the host); Triton kernels use :class:`tplan.triton.TriggeredView`, which
