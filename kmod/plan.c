@@ -150,7 +150,7 @@ void tplan_plan_set_released(struct tplan_group *g, u32 rank, struct tplan_plan 
 		return;		/* no rows: nothing is ever sent */
 	word = tplan_plan_release_word(g, rank, p);
 	if ((u32)READ_ONCE(*word) < round)
-		smp_store_release(word, round);
+		smp_store_release(word, round);	/* the caller's reads before it */
 }
 
 /* The first error of a rank whose re-arm failed, or 0. */
@@ -180,10 +180,19 @@ static bool tplan_order_live(struct tplan_plan *y, u32 s, u32 d)
 	       (b == TPLAN_PLAN_PREPARED || b == TPLAN_PLAN_DONE);
 }
 
-/* Does x's latest round on the queue s -> d wait for d's release? */
-static bool tplan_order_pending(struct tplan_plan *x, u32 s, u32 d)
+/*
+ * The last round of x that d released, as its release word says (the
+ * module, or d's consumer on the device, stores it).
+ */
+static u32 tplan_order_released(struct tplan_group *g, struct tplan_plan *x, u32 d)
 {
-	return (u64)x->part[d].released + 1 < x->part[s].armed;
+	return (u32)READ_ONCE(*tplan_plan_release_word(g, d, x));
+}
+
+/* Does x's latest round on the queue s -> d wait for d's release? */
+static bool tplan_order_pending(struct tplan_group *g, struct tplan_plan *x, u32 s, u32 d)
+{
+	return (u64)tplan_order_released(g, x, d) + 1 < x->part[s].armed;
 }
 
 /*
@@ -191,24 +200,26 @@ static bool tplan_order_pending(struct tplan_plan *x, u32 s, u32 d)
  * released the round s armed last) behind w's pending one?  Then d gets
  * f's round only once it released w's.
  */
-static bool tplan_order_behind(struct tplan_plan *f, struct tplan_plan *w, u32 s, u32 d)
+static bool tplan_order_behind(struct tplan_group *g, struct tplan_plan *f,
+			       struct tplan_plan *w, u32 s, u32 d)
 {
-	return f->part[d].released >= f->part[s].armed ||
+	return tplan_order_released(g, f, d) >= f->part[s].armed ||
 	       f->part[s].arm_seq[d] > w->part[s].arm_seq[d];
 }
 
 /* x's rounds against every other live plan's on the queue s -> d. */
 static bool tplan_order_broken_locked(struct tplan_group *g, struct tplan_plan *x, u32 s, u32 d)
 {
-	bool x_pending = tplan_order_pending(x, s, d);
+	bool x_pending = tplan_order_pending(g, x, s, d);
 	struct tplan_plan *y;
 
 	list_for_each_entry(y, &g->plans, node) {
 		if (y == x || y->create_err || !(y->attached & BIT(s)) || !(y->attached & BIT(d)) ||
 		    !(y->part[s].peer_mask & BIT(d)) || !tplan_order_live(y, s, d))
 			continue;
-		if (x_pending ? !tplan_order_pending(y, s, d) && tplan_order_behind(y, x, s, d) :
-				tplan_order_pending(y, s, d) && tplan_order_behind(x, y, s, d))
+		if (x_pending ? !tplan_order_pending(g, y, s, d) &&
+				tplan_order_behind(g, y, x, s, d) :
+				tplan_order_pending(g, y, s, d) && tplan_order_behind(g, x, y, s, d))
 			return true;
 	}
 	return false;
@@ -372,10 +383,8 @@ void tplan_plans_rank_left(struct tplan_group *g, u32 rank)
 	g->left |= BIT(rank);
 	list_for_each_entry_safe(p, tmp, &g->plans, node) {
 		/* Its peers' rounds into it must not wait for its releases. */
-		if (!p->create_err && p->attached & BIT(rank)) {
-			p->part[rank].released = TPLAN_ROUND_MAX;
+		if (!p->create_err && p->attached & BIT(rank))
 			tplan_plan_set_released(g, rank, p, TPLAN_ROUND_MAX);
-		}
 		if (tplan_plan_unlink_locked(g, p))
 			list_add(&p->node, &gone);
 	}

@@ -58,14 +58,12 @@ struct tplan_plan_part {
 	u64 peer_done[TPLAN_MAX_WORLD_SIZE];	/* done sequence of the latest round's batch */
 	u32 peer_mask;			/* queues the plan uses */
 	/*
-	 * The order rounds are armed and released in (g->lock): the queue's
-	 * arm count when this rank last armed a round on it, the last round it
-	 * armed, and the last round it released (TPLAN_ROUND_MAX once its
-	 * part closed).
+	 * The order rounds are armed in (g->lock): the queue's arm count when
+	 * this rank last armed a round on it, and the last round it armed.
+	 * What it released is in its release word (tplan_plan_release_word()).
 	 */
 	u64 arm_seq[TPLAN_MAX_WORLD_SIZE];
 	u32 armed;
-	u32 released;
 	/*
 	 * peer_bytes is reserved on every queue of peer_mask: from prepare's
 	 * reserve step until close (or the prepare's failure) gives it back;

@@ -176,9 +176,6 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 	 */
 	if (round)
 		tplan_plan_open_gates(g, tf->rank, p, round);
-	mutex_lock(&g->lock);
-	part->released = TPLAN_ROUND_MAX;
-	mutex_unlock(&g->lock);
 	tplan_plan_set_released(g, tf->rank, p, TPLAN_ROUND_MAX);
 	/* They run by themselves now: the plan's budget reservation goes back. */
 	tplan_plan_unreserve(tf, part);

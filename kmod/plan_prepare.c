@@ -365,32 +365,34 @@ static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part,
 }
 
 /*
- * Note that this rank armed round of p on its queues and released the
- * round before, and check the order of rounds on every queue it sends or
- * receives p on (tplan_plan_order_check_locked()): -EDEADLK, with nothing
- * noted, when it is broken.
+ * Note that this rank arms round of p on its queues (with release, after
+ * releasing the round before: the release word holds it from here on),
+ * and check the order of rounds on every queue it sends or receives p on
+ * (tplan_plan_order_check_locked()): -EDEADLK, with nothing armed noted,
+ * when it is broken.  A release made stays made: it only says that this
+ * rank has read the round.
  */
-static int tplan_plan_note_round(struct tplan_file *tf, struct tplan_plan *p, u32 round)
+static int tplan_plan_note_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
+				 bool release)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 	struct tplan_group *g = tf->group;
 	u64 seq[TPLAN_MAX_WORLD_SIZE];
-	u32 armed, released, peer;
+	u32 armed, peer;
 	int ret;
 
 	mutex_lock(&g->lock);
+	if (release)
+		tplan_plan_set_released(g, tf->rank, p, round - 1);
 	armed = part->armed;
-	released = part->released;
 	memcpy(seq, part->arm_seq, sizeof(seq));
 	part->armed = round;
-	part->released = round - 1;
 	for (peer = 0; peer < g->world_size; peer++)
 		if (part->peer_mask & BIT(peer) && g->queues[tf->rank][peer])
 			part->arm_seq[peer] = g->queues[tf->rank][peer]->arm_seq + 1;
 	ret = tplan_plan_order_check_locked(g, p, tf->rank);
 	if (ret) {
 		part->armed = armed;
-		part->released = released;
 		memcpy(part->arm_seq, seq, sizeof(seq));
 	} else {
 		for (peer = 0; peer < g->world_size; peer++)
@@ -422,7 +424,7 @@ static int tplan_plan_queue_first(struct tplan_file *tf, struct tplan_plan *p, u
 		tplan_plan_unreserve(tf, part);
 		return ret;
 	}
-	err = tplan_plan_note_round(tf, p, round) ?:
+	err = tplan_plan_note_round(tf, p, round, false) ?:
 	      tplan_plan_stage(tf, part, round, timeout_ms);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
 	if (!err)
@@ -595,7 +597,9 @@ out:
 
 /*
  * Release round k (this rank has read it: peers' round k + 1 copies may
- * land) and queue round k + 1 on this rank's queues from the templates,
+ * land; with TPLAN_NEXT_ROUND_UNRELEASED its consumer does that itself,
+ * tplan_release()) and queue round k + 1 on this rank's queues from the
+ * templates,
  * each headed by the POLL on its receiver's release of round k.  Local:
  * no rank waits for another.  Written on every queue, then published,
  * so a rank that cannot queue its round queues none of it; the plan then
@@ -612,6 +616,8 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 	u32 round;
 	int ret;
 
+	if (cmd->flags & ~TPLAN_NEXT_ROUND_FLAGS_ALL || cmd->__reserved)
+		return -EINVAL;
 	ret = tplan_step_begin(tf, cmd->plan_id, TPLAN_PLAN_DONE, &p);
 	if (ret)
 		return ret;
@@ -637,11 +643,8 @@ int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 		tplan_part_release(part, TPLAN_PLAN_DONE, round);
 		goto out;
 	}
-	ret = tplan_plan_note_round(tf, p, round + 1);
-	if (!ret) {
-		tplan_plan_set_released(g, tf->rank, p, round);
-		ret = tplan_plan_stage(tf, part, round + 1, cmd->timeout_ms);
-	}
+	ret = tplan_plan_note_round(tf, p, round + 1, !(cmd->flags & TPLAN_NEXT_ROUND_UNRELEASED)) ?:
+	      tplan_plan_stage(tf, part, round + 1, cmd->timeout_ms);
 	if (ret) {
 		/* Nothing of round k + 1 queued here: no peer may wait for it. */
 		tplan_part_release(part, TPLAN_PLAN_FAILED, round);

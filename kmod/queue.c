@@ -43,7 +43,7 @@ static_assert(TPLAN_CHAIN_FENCE_BYTES == TPLAN_FENCE_BYTES);
  * which the engine looks at every interval, as at the chains' ready POLLs.
  */
 #define TPLAN_ROUND_HEAD_DW		TPLAN_SDMA_POLL_DW
-static_assert(TPLAN_ROUND_HEAD_BYTES == TPLAN_ROUND_HEAD_DW * 4);
+static_assert(TPLAN_ROUND_HEAD_DW * sizeof(u32) == TPLAN_ROUND_HEAD_BYTES);
 #define TPLAN_RELEASE_POLL_INTERVAL	10
 
 static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)

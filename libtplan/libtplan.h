@@ -315,8 +315,21 @@ int tplan_plan_wait(struct tplan_plan *plan, uint32_t timeout_ms);
 const struct tplan_plan_shortfall *tplan_plan_shortfall(const struct tplan_plan *plan,
 							uint32_t *count);
 
-/* Collective: done reading this round; queue the next one everywhere. */
+/*
+ * Done reading this round: release it and queue the next round on this
+ * rank's queues.  Local: each round's copies into a peer wait, on the
+ * engine, for that peer's release.  On failure the plan fails on every
+ * rank (tplan_plan_next_round(3)).
+ */
 int tplan_plan_next_round(struct tplan_plan *plan);
+
+/*
+ * Queue the next round without releasing this one: the consumer releases
+ * it itself, once it has read it (tplan_release() in tplan_device.h, or
+ * tplan_handle_release()), so the host need not wait for the reading
+ * kernel.  Since 0.3.
+ */
+int tplan_plan_next_round_unreleased(struct tplan_plan *plan);
 
 /* TPLAN_PLAN_* state and current round of this rank's part. */
 int tplan_plan_state(const struct tplan_plan *plan, uint32_t *state, uint32_t *round);
@@ -370,6 +383,13 @@ int tplan_handle_mark_ready(const struct tplan_handle *handle, uint32_t chunk);
 int tplan_handle_arrived(const struct tplan_handle *handle, uint32_t src, uint32_t chunk);
 int tplan_handle_wait(const struct tplan_handle *handle, uint32_t src, uint32_t chunk,
 		      uint64_t max_polls);
+
+/*
+ * tplan_release() of the host build: the caller has finished reading the
+ * handle's round (for a plan re-armed with
+ * tplan_plan_next_round_unreleased()).  Since 0.3.
+ */
+int tplan_handle_release(const struct tplan_handle *handle);
 
 #ifdef __cplusplus
 }

@@ -887,9 +887,13 @@ struct tplan_plan_wait {
  * @timeout_ms: In: the longest wait for ring space without progress (0:
  *              default)
  * @round: Out: the new round
+ * @flags: In: TPLAN_NEXT_ROUND_* (a newer member: callers that end the
+ *         struct at @round pass 0)
+ * @__reserved: In: must be 0
  *
- * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here, or
- * another plan step of this file runs), ERANGE (2^32 - 1 rounds used:
+ * Errors: EINVAL (@flags, @__reserved), ENOTCONN, ENOENT, EBUSY (the
+ * round is not DONE here, or another plan step of this file runs),
+ * ERANGE (2^32 - 1 rounds used:
  * still DONE), EFAULT (the answer: nothing released or queued, still
  * DONE), ECANCELED (another rank could not queue its round), EDEADLK (the
  * order of rounds on a shared queue, above), ECONNRESET, ETIMEDOUT (the
@@ -903,7 +907,19 @@ struct tplan_plan_next_round {
 	__u32 plan_id;
 	__u32 timeout_ms;
 	__u32 round;
+	__u32 flags;
+	__u32 __reserved;
 };
+
+/* tplan_plan_next_round.flags */
+/*
+ * Queue round k + 1 without releasing round k: the consumer releases it
+ * itself, stream-ordered, by raising the release word to k
+ * (tplan_release() in the device header), so the host re-arms without
+ * waiting for the reading kernel.
+ */
+#define TPLAN_NEXT_ROUND_UNRELEASED (1U << 0)
+#define TPLAN_NEXT_ROUND_FLAGS_ALL TPLAN_NEXT_ROUND_UNRELEASED
 #define TPLAN_IOC_PLAN_NEXT_ROUND _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_NEXT_ROUND)
 
 /**
