@@ -5,6 +5,9 @@
  *   - a rank that re-arms late never sees its buffer overwritten before
  *     it releases, however far its peers have gone (every round, data
  *     checked while it waits);
+ *   - the same when the consumer releases the round itself (the device
+ *     header's tplan_release(), or tplan_handle_release()) after the host
+ *     re-armed without releasing;
  *   - a rank that cannot queue its round fails the plan on every rank:
  *     the others' waits end with ECANCELED instead of timing out, and
  *     every rank closes;
@@ -19,6 +22,7 @@
 
 #include "tplan_plan_util.h"
 #include "tplan_stall.h"
+#include "tplan_device.h"
 
 #define HEAP (1U << 20)
 #define PART 4096
@@ -135,6 +139,106 @@ static int rank_late(struct tplan_rank_env *env)
 TEST_F_TIMEOUT(release, late_rank_never_sees_its_buffer_overwritten_before_it_releases, 320)
 {
 	RUN_RANKS(3, rank_late, NULL, RANKS_TIMEOUT_MS);
+}
+
+/* ---- the consumer's own release -------------------------------------------------- */
+
+#define CONSUMER_ROUNDS 8
+
+/* Fill this rank's part for the started round cur and mark every chunk. */
+static int consumer_produce(struct tplan_rank_env *env, const struct tplan_handle *cur,
+			    unsigned char *own, uint32_t nchunks)
+{
+	struct tplan_cta cta = { 0 };
+	struct tplan_view v;
+	uint32_t c;
+
+	tp_fill(own, PART, tp_seed(env->rank, cur->round, env->key));
+	tplan_view_init(&v, cur);
+	for (c = 0; c < nchunks; c++)
+		RANK_OK(tplan_mark_ready(&v, &cta, c));
+	tplan_shared_set(&env->shared[W_MARKED(env->rank)], cur->round);
+	return 0;
+}
+
+/*
+ * Every round k: wait for it and check it, re-arm at once without
+ * releasing it, start round k + 1 and mark it; then consume round k: its
+ * data is checked again and again until LATE_MS after every peer marked
+ * round k + 1 (none of that lands meanwhile), and only then the consumer
+ * releases round k: the header's tplan_release() in odd rounds,
+ * tplan_handle_release() in even ones.
+ */
+static int rank_consumer(struct tplan_rank_env *env)
+{
+	unsigned int me = env->rank, r;
+	struct tplan_cta cta = { 0 };
+	struct tplan_tensor out, mine;
+	struct tplan_handle read, cur;
+	struct tplan_schedule *s;
+	struct tplan_plan *plan;
+	struct tplan_ctx *ctx;
+	struct tplan_view v;
+	unsigned char *heap;
+	uint32_t round;
+	uint64_t end;
+
+	RANK_OK(tp_join(env, HEAP, 0, &ctx));
+	heap = tplan_heap_ptr(ctx, me);
+	out = (struct tplan_tensor) { .rows = env->world * PART / 64, .cols = 64, .elem_size = 1 };
+	RANK_OK(tplan_heap_alloc(ctx, (uint64_t)env->world * PART, 4096, &out.offset));
+	mine = out;
+	mine.rows = PART / 64;
+	mine.offset = out.offset + (uint64_t)me * PART;
+	RANK_OK(tplan_schedule_chunks(&mine, mine.rows / 2, 1, 0, &s));
+	RANK_OK(tplan_prepare_all_gather(ctx, &out, s, &plan));
+	RANK_OK(tplan_plan_start(plan, &cur));
+	if (consumer_produce(env, &cur, heap + mine.offset, tplan_schedule_nchunks(s)))
+		return -1;
+	for (round = 1;; round++) {
+		if (tplan_plan_wait(plan, TP_TIMEOUT))
+			RANK_FAIL("round %u: %s", round, tplan_ctx_error(ctx));
+		for (r = 0; r < env->world; r++)
+			if (tp_check(heap + out.offset + (uint64_t)r * PART, PART,
+				     tp_seed(r, round, env->key)) >= 0)
+				RANK_FAIL("round %u: rank %u's part is wrong", round, r);
+		if (round == CONSUMER_ROUNDS)
+			break;
+		RANK_OK(tplan_plan_next_round_unreleased(plan));
+		read = cur;
+		RANK_OK(tplan_plan_start(plan, &cur));
+		RANK_EQ(round + 1, cur.round);
+		if (consumer_produce(env, &cur, heap + mine.offset, tplan_schedule_nchunks(s)))
+			return -1;
+		for (r = 0; r < env->world; r++)
+			if (r != me)
+				RANK_OK(tplan_shared_wait(&env->shared[W_MARKED(r)], round + 1,
+							  TP_TIMEOUT));
+		end = tplan_now_ms() + LATE_MS;
+		do {
+			for (r = 0; r < env->world; r++)
+				if (r != me && tp_check(heap + out.offset + (uint64_t)r * PART, PART,
+							tp_seed(r, round, env->key)) >= 0)
+					RANK_FAIL("round %u: rank %u's next round landed before the consumer released",
+						  round, r);
+			tplan_sleep_ms(10);
+		} while (tplan_now_ms() < end);
+		if (round % 2) {
+			tplan_view_init(&v, &read);
+			RANK_OK(tplan_release(&v, &cta));
+		} else {
+			RANK_OK(tplan_handle_release(&read));
+		}
+	}
+	RANK_OK(tplan_plan_close(plan, NULL));
+	tplan_schedule_free(s);
+	tplan_ctx_close(ctx);
+	return 0;
+}
+
+TEST_F_TIMEOUT(release, a_consumer_releases_the_round_itself_after_an_unreleased_rearm, 320)
+{
+	RUN_RANKS(3, rank_consumer, NULL, RANKS_TIMEOUT_MS);
 }
 
 /* ---- a re-arm that fails ---------------------------------------------------- */
