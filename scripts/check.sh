@@ -13,7 +13,7 @@
 #
 # Environment: TPLAN_KVERS (kernels, default: newest Debian 6.1 and 6.12,
 # then the debug kernel; "debug" names it), TPLAN_DEBUG_KERNEL=0 (leave the
-# debug kernel out of the default list), VM_MEM / VM_CPUS / VM_TIMEOUT
+# debug kernel out of the default list), VM_MEM / VM_CPUS / VM_TIMEOUT / VM_STALL_TIMEOUT
 # (scripts/vm/run.sh), FUZZ_CI_SECONDS (the host fuzzing, default 60),
 # FUZZ_VM_SECONDS (each of the two in-VM fuzzer runs per kernel, default 30;
 # FUZZ_SEED, FUZZ_ARGS, FUZZ_RING_SIZE: scripts/lib.sh), TPLAN_SOFT_QUIRKS
