@@ -78,10 +78,10 @@ if [ -s "$BUILD/selftests/plan-last" ]; then
 	cat "$BUILD/selftests/plan-last" >>"$BUILD/selftests/plan"
 fi
 # The device header through Debian's hipcc (gfx90a, gfx940) and clang-19
-# (gfx942): mark_ready's ordering in the machine code, and producers
-# without it refused.
+# (gfx942): mark_ready's and release's ordering in the machine code, and
+# producers and releases without it refused.
 tap "host: isa-check" tests/device/isa_check.sh
-tap "host: isa-check refuses broken producers" tests/device/isa_check.sh --negatives
+tap "host: isa-check refuses broken producers and releases" tests/device/isa_check.sh --negatives
 # The HIP example: a persistent GEMM whose schedule takes the kernel's own
 # tile order; built for gfx90a and gfx940 (hipcc) and gfx942 (clang-19),
 # and without a GPU it must skip (exit 4) saying what it needs.
