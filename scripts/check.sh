@@ -51,11 +51,12 @@ tap "host: install" tests/install/run.sh "$BUILD"
 tap "host: python" tests/python/host.sh "$BUILD"
 # Its Triton device functions compiled for gfx90a and gfx942 where Triton
 # is installed (it skips here: no PyPI); the same rules on the AMDGCN that
-# Triton 3.6 gave, recorded, and refusing the recorded broken producers.
+# Triton 3.6 gave, recorded, and refusing the recorded broken producers
+# and releases.
 tap "host: Triton device functions" python3 tests/device/triton_isa_check.py
 tap "host: Triton ISA rules (recorded Triton 3.6 AMDGCN)" \
 	/usr/bin/python3 tests/device/triton_isa_check.py --from-dump tests/device/triton-3.6
-tap "host: Triton ISA rules refuse broken producers (recorded)" \
+tap "host: Triton ISA rules refuse broken producers and releases (recorded)" \
 	/usr/bin/python3 tests/device/triton_isa_check.py --negatives --from-dump tests/device/triton-3.6
 # Debian's python3, NumPy, libtplan and the package for the VM, laid over
 # its / (selftests/tplan_python.sh runs the Python tests there).
