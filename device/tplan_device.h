@@ -30,8 +30,9 @@
  * gate with an acquire at system scope; one thread reads it and the CTA
  * gets the result through a barrier.  A consumer that releases the round
  * itself (tplan_release) waits for its wave's loads, CTA barrier, then one
- * thread's release maximum at system scope on this rank's release word,
- * which the peers' copy engines poll before the next round's copies.
+ * thread's release at system scope (buffer_wbl2 and its wait) and maximum
+ * at system scope on this rank's release word, which the peers' copy
+ * engines poll before the next round's copies.
  *
  * The kernel author's contract (spec), as it applies here:
  *  2. every chunk is marked exactly `writers` times per round, by the whole
@@ -282,11 +283,19 @@ TPLAN_DEVICE_FN void tplan_poll_pause(void)
  *
  * Every wave waits for its own vector-memory loads (s_waitcnt vmcnt(0)
  * counts loads as well as stores), the CTA barrier then covers every
- * wave's; one thread then raises the release word to the round with a
- * release at system scope, which writes back this XCD's L2 first and
- * reaches memory, where the copy engine reads it (behind L2).  A maximum,
- * not a store: the word never goes back, so a release that comes after
- * the plan's close (which opens the word fully) cannot close it again.
+ * wave's; one thread then releases at system scope, which writes back
+ * this XCD's L2 (buffer_wbl2), waits for the write-back, and raises the
+ * release word to the round with a maximum at system scope that reaches
+ * memory, where the copy engine reads it (behind L2).  A maximum, not a
+ * store: the word never goes back, so a release that comes after the
+ * plan's close (which opens the word fully) cannot close it again.
+ *
+ * The release is a fence and the wait is ours: LLVM 19 turns a
+ * system-scope maximum into a compare-and-swap loop and drops the
+ * s_waitcnt vmcnt(0) after its buffer_wbl2 when it sees no memory
+ * operation in flight (it does not count the write-back; fixed in LLVM
+ * by PR 178316), so clang-19 would let the word reach memory before the
+ * write-back completes.
  */
 TPLAN_DEVICE_FN int tplan_release(const struct tplan_view *v, struct tplan_cta *cta)
 {
@@ -295,9 +304,13 @@ TPLAN_DEVICE_FN int tplan_release(const struct tplan_view *v, struct tplan_cta *
 	__asm__ __volatile__("s_waitcnt vmcnt(0)" ::: "memory");
 	/* ...and so are every other wave's. */
 	__syncthreads();
-	if (tplan_cta_leader())
+	if (tplan_cta_leader()) {
+		/* Release at system scope: buffer_wbl2, then wait for it. */
+		__builtin_amdgcn_fence(__ATOMIC_RELEASE, "");
+		__asm__ __volatile__("s_waitcnt vmcnt(0)" ::: "memory");
 		__hip_atomic_fetch_max(tplan_view_release_word(v), (uint64_t)v->round,
-				       __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+				       __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+	}
 	return 0;
 }
 
