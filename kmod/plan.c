@@ -166,7 +166,7 @@ int tplan_plan_failed(struct tplan_plan *p)
 void tplan_plan_fail_everywhere(struct tplan_group *g, struct tplan_plan *p, int err)
 {
 	cmpxchg(&p->failed, 0, err);
-	wake_up_all(&g->arrival_wq);
+	tplan_group_wake_arrivals(g, ~0U);
 }
 
 /* ---- the order of rounds on shared queues ----------------------------------- */
@@ -390,7 +390,7 @@ void tplan_plans_rank_left(struct tplan_group *g, u32 rank)
 	}
 	mutex_unlock(&g->lock);
 	/* Closing waits for every rank: the others' waits must see this one go. */
-	wake_up_all(&g->arrival_wq);
+	tplan_group_wake_arrivals(g, ~0U);
 	list_for_each_entry_safe(p, tmp, &gone, node)
 		tplan_plan_put(p);
 }

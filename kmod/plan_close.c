@@ -168,7 +168,7 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 	part->state = TPLAN_PLAN_CLOSING;
 	part->started = false;
 	mutex_unlock(&part->lock);
-	wake_up_all(&g->arrival_wq);
+	tplan_group_wake_arrivals(g, ~0U);
 
 	/*
 	 * Prepared copies cannot be withdrawn: they go as the chunks stand,

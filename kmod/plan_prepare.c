@@ -473,7 +473,7 @@ static void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p)
 	part->state = TPLAN_PLAN_FAILED;
 	part->started = false;
 	mutex_unlock(&part->lock);
-	wake_up_all(&tf->group->arrival_wq);
+	tplan_group_wake_arrivals(tf->group, ~0U);
 }
 
 /*

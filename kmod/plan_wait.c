@@ -181,7 +181,7 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 
 		if (g->world_size == 1)
 			until = min(deadline, ktime_get_ns() + TPLAN_WAIT_ALONE_POLL_NS);
-		ret = tplan_wait_deadline(g->arrival_wq,
+		ret = tplan_wait_deadline(g->arrival_wq[me],
 					  (done = tplan_wait_progress(g, p, me, round, items, n,
 								      &cursor)) ||
 					  tplan_wait_ended(g, p, me), until, false);
