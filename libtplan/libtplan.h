@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LIBTPLAN_VERSION_MAJOR 0
-#define LIBTPLAN_VERSION_MINOR 2
+#define LIBTPLAN_VERSION_MINOR 3
 #define LIBTPLAN_VERSION_PATCH 0
 
 /* One open of /dev/tplan: one rank once it joins a group. */
