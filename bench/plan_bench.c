@@ -13,8 +13,9 @@
  *       - the ioctls the round makes (counted by a wrapper around ioctl(),
  *         linked with --wrap=ioctl) and the sleeps: "votes" are the
  *         cross-rank collectives a round takes by the kernel's code
- *         (next_round: one vote, between writing the round and publishing
- *         it, kmod/plan_prepare.c), "sleeps" the voluntary context
+ *         (none: next_round is local, each round's copies wait on the
+ *         engine for their receiver's release, kmod/plan_prepare.c),
+ *         "sleeps" the voluntary context
  *         switches measured in next_round and wait (getrusage(RUSAGE_THREAD),
  *         read outside the timed spans);
  *       - wall time of the round, separately;
@@ -73,8 +74,8 @@
 #define AG_WORLD 4
 #define AG_CHUNKS 16
 #define AG_CHUNK_BYTES 4096
-/* next_round's collectives (the vote before publishing), from kmod/plan_prepare.c */
-#define VOTES_PER_ROUND 1
+/* next_round's collectives, from kmod/plan_prepare.c: none, it is local */
+#define VOTES_PER_ROUND 0
 /* untimed rounds before a group's first row */
 #define WARM_ROUNDS 30
 
@@ -866,7 +867,7 @@ int main(int argc, char **argv)
 	       "#   ring_B = what rank 0's rings got per round (chains, fences, pads)\n"
 	       "# ratio = host_us / (ioctl_us + memcpy_us)\n"
 	       "# ioctls = per round (counted, rank 0); votes = cross-rank collectives per round in\n"
-	       "#   the kernel's code (next_round: one vote); sleeps = measured voluntary\n"
+	       "#   the kernel's code (next_round: none, local); sleeps = measured voluntary\n"
 	       "#   context switches in next_round + wait, mean over ranks and rounds\n"
 	       "# engine_us = CPU of the group's engine threads per round (all queues);\n"
 	       "#   lat = mark to arrival of this rank's chunks at every peer, p50 / p99 over ranks\n"

@@ -8,7 +8,9 @@
 #   make isa-check                          the shipped header must pass
 #   make isa-check ISA_VARIANT=no-barrier   a broken producer: must fail
 #   make isa-check ISA_VARIANT=no-release   a broken producer: must fail
-#   make isa-check-negatives                passes only if both are refused
+#   make isa-check ISA_VARIANT=release-no-wait   a broken release: must fail
+#   make isa-check ISA_VARIANT=release-relaxed   a broken release: must fail
+#   make isa-check-negatives                passes only if all are refused
 
 ISA_VARIANT ?= normal
 

@@ -12,6 +12,8 @@
  *   tplan_mark_ready(&v, &cta, c);          (the whole CTA calls it)
  *   if (tplan_wait(&v, &cta, src, c2, polls) == 0)
  *           ... rank src's chunk c2 is here, and fresh ...
+ *   ... the last reader of the round, done reading:
+ *   tplan_release(&v, &cta);                (the whole CTA calls it)
  *
  * Two builds of the same API.  Under HIP (hipcc, amdclang) a CTA is the
  * workgroup and the functions are __device__.  Everywhere else (C11, C++)
@@ -26,14 +28,21 @@
  * counter (buffer_wbl2 writes back this XCD's L2).  The writer whose add
  * completes the round's count opens the gate.  Consumers read the arrival
  * gate with an acquire at system scope; one thread reads it and the CTA
- * gets the result through a barrier.
+ * gets the result through a barrier.  A consumer that releases the round
+ * itself (tplan_release) waits for its wave's loads, CTA barrier, then one
+ * thread's release at system scope (buffer_wbl2 and its wait) and maximum
+ * at system scope on this rank's release word, which the peers' copy
+ * engines poll before the next round's copies.
  *
  * The kernel author's contract (spec), as it applies here:
  *  2. every chunk is marked exactly `writers` times per round, by the whole
  *     CTA, outside divergent branches;
  *  3. a producer marks everything it writes before it waits on arrivals;
  *  5. arrived/wait are called uniformly by the CTA, and wait counts polls
- *     rather than exiting on a per-wave clock.
+ *     rather than exiting on a per-wave clock;
+ *  6. a round is released once: tplan_plan_next_round() on the host, or,
+ *     with tplan_plan_next_round_unreleased(), tplan_release() by the
+ *     consumer once nothing reads the round's data any more.
  */
 #ifndef TPLAN_DEVICE_H
 #define TPLAN_DEVICE_H
@@ -152,6 +161,16 @@ TPLAN_DEVICE_FN uint8_t *tplan_view_row(const struct tplan_view *v, uint32_t gch
 	return v->gates + (uint64_t)gchunk * TPLAN_GATE_ROW_BYTES;
 }
 
+/*
+ * This rank's release word (uapi/tplan_chain.h): in the row after every
+ * chunk's, in its own gate table.
+ */
+TPLAN_DEVICE_FN uint64_t *tplan_view_release_word(const struct tplan_view *v)
+{
+	return (uint64_t *)(tplan_view_row(v, tplan_view_base(v, v->world_size)) +
+			    TPLAN_GATE_RELEASED);
+}
+
 /* What the writer counter reads once every writer of this round marked. */
 TPLAN_DEVICE_FN uint64_t tplan_view_marks(const struct tplan_view *v, const uint8_t *row)
 {
@@ -254,6 +273,47 @@ TPLAN_DEVICE_FN void tplan_poll_pause(void)
 	__builtin_amdgcn_s_sleep(2);
 }
 
+/*
+ * The CTA has finished reading this round's data: peers' copies of the
+ * next round may land in the buffer (contract point 6, from the device).
+ * Call it once per round, from the CTA that reads last (or a one-CTA
+ * kernel launched after the consumer on its stream), uniformly across the
+ * CTA, with the plan re-armed by tplan_plan_next_round_unreleased().
+ * Returns 0.
+ *
+ * Every wave waits for its own vector-memory loads (s_waitcnt vmcnt(0)
+ * counts loads as well as stores), the CTA barrier then covers every
+ * wave's; one thread then releases at system scope, which writes back
+ * this XCD's L2 (buffer_wbl2), waits for the write-back, and raises the
+ * release word to the round with a maximum at system scope that reaches
+ * memory, where the copy engine reads it (behind L2).  A maximum, not a
+ * store: the word never goes back, so a release that comes after the
+ * plan's close (which opens the word fully) cannot close it again.
+ *
+ * The release is a fence and the wait is ours: LLVM 19 turns a
+ * system-scope maximum into a compare-and-swap loop and drops the
+ * s_waitcnt vmcnt(0) after its buffer_wbl2 when it sees no memory
+ * operation in flight (it does not count the write-back; fixed in LLVM
+ * by PR 178316), so clang-19 would let the word reach memory before the
+ * write-back completes.
+ */
+TPLAN_DEVICE_FN int tplan_release(const struct tplan_view *v, struct tplan_cta *cta)
+{
+	(void)cta;
+	/* This wave's loads of the buffer are done... */
+	__asm__ __volatile__("s_waitcnt vmcnt(0)" ::: "memory");
+	/* ...and so are every other wave's. */
+	__syncthreads();
+	if (tplan_cta_leader()) {
+		/* Release at system scope: buffer_wbl2, then wait for it. */
+		__builtin_amdgcn_fence(__ATOMIC_RELEASE, "");
+		__asm__ __volatile__("s_waitcnt vmcnt(0)" ::: "memory");
+		__hip_atomic_fetch_max(tplan_view_release_word(v), (uint64_t)v->round,
+				       __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+	}
+	return 0;
+}
+
 #else /* the host build */
 
 TPLAN_DEVICE_FN void tplan_cta_sync(struct tplan_cta *cta)
@@ -310,6 +370,28 @@ TPLAN_DEVICE_FN int tplan_cta_poll(struct tplan_cta *cta, uint64_t *gate, uint64
 TPLAN_DEVICE_FN void tplan_poll_pause(void)
 {
 	sched_yield();
+}
+
+/*
+ * The team has finished reading this round's data: peers' copies of the
+ * next round may land in the buffer.  Once per round, by the whole team,
+ * with the plan re-armed by tplan_plan_next_round_unreleased().  The
+ * barrier orders every thread's reads before thread 0's release; the word
+ * only ever grows.  Returns 0.
+ */
+TPLAN_DEVICE_FN int tplan_release(const struct tplan_view *v, struct tplan_cta *cta)
+{
+	uint64_t *word = tplan_view_release_word(v), old;
+
+	tplan_cta_sync(cta);
+	if (cta->thread == 0) {
+		old = __atomic_load_n(word, __ATOMIC_RELAXED);
+		while (old < v->round &&
+		       !__atomic_compare_exchange_n(word, &old, (uint64_t)v->round, 1,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+	}
+	return 0;
 }
 
 #endif /* the host build */

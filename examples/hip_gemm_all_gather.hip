@@ -24,7 +24,11 @@
  * rows against values computed from the inputs' formulas: the inputs are
  * small integers, so every sum is exact in fp32, and "+ round" makes a
  * stale tile from the previous round fail.  Any mismatch makes the exit
- * status 1.
+ * status 1.  A one-workgroup kernel launched after it on the same stream
+ * releases the round (tplan_release), so the host re-arms the plan with
+ * tplan_plan_next_round_unreleased() as soon as it has launched the two,
+ * without waiting for the check: peers' next-round copies into this rank
+ * wait on their engines until the release.
  *
  * What a run needs; without it the program says what it found and exits
  * with status 4 (skip) before anything touches a GPU:
@@ -173,6 +177,18 @@ verify_rows(const float *out, uint32_t ranks, uint32_t m, uint32_t n, uint32_t k
 		if (out[idx] != (float)sum + bias)
 			atomicAdd(&counts[0], 1ULL);
 	}
+}
+
+/*
+ * Done reading the round: launched after verify_rows on its stream, so
+ * every read of out is over when it runs (contract 6, from the device).
+ */
+extern "C" __global__ __launch_bounds__(64) void release_round(struct tplan_handle h)
+{
+	struct tplan_view v;
+
+	tplan_view_init(&v, &h);
+	tplan_release(&v, nullptr);
 }
 
 /* ---- Before anything touches a GPU: is this a node it can run on? ---- */
@@ -420,6 +436,18 @@ static int run_rank(const struct config *cfg, uint64_t key, unsigned int rank)
 				   0, out_dev, cfg->ranks, cfg->rows, cfg->cols, cfg->depth,
 				   (float)handle.round, handle, counts);
 		HIP_TRY(rank, hipGetLastError());
+		/*
+		 * The consumer releases the round once it has read it (contract
+		 * 6): re-arm now, without waiting for it.  The last round is
+		 * released by the close.
+		 */
+		if (round < cfg->rounds) {
+			hipLaunchKernelGGL(release_round, dim3(1), dim3(64), 0, 0, handle);
+			HIP_TRY(rank, hipGetLastError());
+			ret = tplan_plan_next_round_unreleased(plan);
+			if (ret)
+				FAIL(rank, ctx, "next round", ret);
+		}
 		HIP_TRY(rank, hipMemcpy(report.counts, counts, sizeof(report.counts),
 					hipMemcpyDeviceToHost));
 		HIP_TRY(rank, hipMemcpy(&report.mark_err, mark_err, sizeof(report.mark_err),
@@ -442,12 +470,6 @@ static int run_rank(const struct config *cfg, uint64_t key, unsigned int rank)
 			fprintf(stderr, "rank %u round %u: %llu wrong values, %llu chunks not arrived, mark_ready %d\n",
 				rank, handle.round, report.counts[0], report.counts[1],
 				report.mark_err);
-		/* Done reading this round (contract 6). */
-		if (round < cfg->rounds) {
-			ret = tplan_plan_next_round(plan);
-			if (ret)
-				FAIL(rank, ctx, "next round", ret);
-		}
 	}
 
 	ret = tplan_plan_close(plan, NULL);

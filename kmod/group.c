@@ -148,7 +148,7 @@ static struct tplan_group *tplan_group_alloc(struct tplan_file *tf,
 					     const struct tplan_group_join *cmd, int *err)
 {
 	size_t coll_bytes = (size_t)cmd->world_size * TPLAN_ALL_GATHER_MAX;
-	u32 max_copy = 0;
+	u32 max_copy = 0, r;
 	struct tplan_group *g;
 
 	*err = tplan_pending_group_get(tf->user);
@@ -177,7 +177,8 @@ static struct tplan_group *tplan_group_alloc(struct tplan_file *tf,
 	xa_init_flags(&g->plan_ids, XA_FLAGS_ALLOC1);
 	mutex_init(&g->lock);
 	init_waitqueue_head(&g->wq);
-	init_waitqueue_head(&g->arrival_wq);
+	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++)
+		init_waitqueue_head(&g->arrival_wq[r]);
 	g->id = atomic_inc_return(&tplan_group_serial);
 	g->key = cmd->key;
 	g->owner = current_euid();
@@ -414,7 +415,21 @@ void tplan_group_break(struct tplan_group *g, int err)
 				tplan_queue_wake(g->queues[s][d]);
 	mutex_unlock(&g->lock);
 	wake_up_all(&g->wq);
-	wake_up_all(&g->arrival_wq);
+	tplan_group_wake_arrivals(g, ~0U);
+}
+
+/*
+ * Wake the plan waits of the ranks in the mask that sleep: the two ends of
+ * a queue whose ATOMIC, FENCE or TRAP ran, or every rank.
+ */
+void tplan_group_wake_arrivals(struct tplan_group *g, u32 ranks)
+{
+	u32 r;
+
+	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++)
+		/* wq_has_sleeper() orders the caller's stores before the check. */
+		if (ranks & BIT(r) && wq_has_sleeper(&g->arrival_wq[r]))
+			wake_up_all(&g->arrival_wq[r]);
 }
 
 /* Release of a joined rank's file. */
@@ -443,7 +458,7 @@ void tplan_group_note_fault(struct tplan_group *g, const struct tplan_fault_reco
 	set_bit(f->dst, &g->queue_faults[f->src]);
 	set_bit(f->src, &g->queue_faults[f->dst]);
 	mutex_unlock(&g->lock);
-	wake_up_all(&g->arrival_wq);
+	tplan_group_wake_arrivals(g, ~0U);
 }
 
 /* The first fault of a queue between rank and a peer of peer_mask, if any. */

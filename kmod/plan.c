@@ -84,7 +84,7 @@ static int tplan_gate_alloc_locked(struct tplan_group *g, u64 bytes, u64 *off)
 	while (moved) {
 		moved = false;
 		list_for_each_entry(p, &g->plans, node) {
-			u64 pend = p->gate_off + (u64)p->total_chunks * TPLAN_GATE_ROW_BYTES;
+			u64 pend = p->gate_off + tplan_plan_gate_bytes(p->total_chunks);
 
 			if (p->create_err || !p->total_chunks)
 				continue;
@@ -128,6 +128,129 @@ void tplan_plan_open_gates(struct tplan_group *g, u32 rank, struct tplan_plan *p
 		if ((u32)READ_ONCE(*ready) < round)
 			smp_store_release(ready, round);	/* as mark_ready: release */
 	}
+}
+
+/* The release word of rank's part: in its own heap, after the chunks' rows. */
+u64 *tplan_plan_release_word(struct tplan_group *g, u32 rank, struct tplan_plan *p)
+{
+	return (u64 *)(tplan_gate_row(g, rank, p, p->total_chunks) + TPLAN_GATE_RELEASED);
+}
+
+/*
+ * Rank has finished reading round (TPLAN_ROUND_MAX: it reads no more):
+ * every peer's engine may now run the next round's copies into it.  The
+ * release orders the caller's reads of the buffer before the store, as a
+ * consumer's tplan_release() does.
+ */
+void tplan_plan_set_released(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round)
+{
+	u64 *word;
+
+	if (!p->total_chunks)
+		return;		/* no rows: nothing is ever sent */
+	word = tplan_plan_release_word(g, rank, p);
+	if ((u32)READ_ONCE(*word) < round)
+		smp_store_release(word, round);	/* the caller's reads before it */
+}
+
+/* The first error of a rank whose re-arm failed, or 0. */
+int tplan_plan_failed(struct tplan_plan *p)
+{
+	return READ_ONCE(p->failed);
+}
+
+/*
+ * A rank could not re-arm p: the plan is FAILED on every rank.  Each sees
+ * it at its next step, and waits blocked on p end now.
+ */
+void tplan_plan_fail_everywhere(struct tplan_group *g, struct tplan_plan *p, int err)
+{
+	cmpxchg(&p->failed, 0, err);
+	tplan_group_wake_arrivals(g, ~0U);
+}
+
+/* ---- the order of rounds on shared queues ----------------------------------- */
+
+/* Both parts of y on the queue s -> d take part in rounds (not failed or closed). */
+static bool tplan_order_live(struct tplan_plan *y, u32 s, u32 d)
+{
+	u32 a = READ_ONCE(y->part[s].state), b = READ_ONCE(y->part[d].state);
+
+	return (a == TPLAN_PLAN_PREPARED || a == TPLAN_PLAN_DONE) &&
+	       (b == TPLAN_PLAN_PREPARED || b == TPLAN_PLAN_DONE);
+}
+
+/*
+ * The last round of x that d released, as its release word says (the
+ * module, or d's consumer on the device, stores it).
+ */
+static u32 tplan_order_released(struct tplan_group *g, struct tplan_plan *x, u32 d)
+{
+	return (u32)READ_ONCE(*tplan_plan_release_word(g, d, x));
+}
+
+/* Does x's latest round on the queue s -> d wait for d's release? */
+static bool tplan_order_pending(struct tplan_group *g, struct tplan_plan *x, u32 s, u32 d)
+{
+	return (u64)tplan_order_released(g, x, d) + 1 < x->part[s].armed;
+}
+
+/*
+ * Is f's round on s -> d released, but queued (or to be queued: d
+ * released the round s armed last) behind w's pending one?  Then d gets
+ * f's round only once it released w's.
+ */
+static bool tplan_order_behind(struct tplan_group *g, struct tplan_plan *f,
+			       struct tplan_plan *w, u32 s, u32 d)
+{
+	return tplan_order_released(g, f, d) >= f->part[s].armed ||
+	       f->part[s].arm_seq[d] > w->part[s].arm_seq[d];
+}
+
+/* x's rounds against every other live plan's on the queue s -> d. */
+static bool tplan_order_broken_locked(struct tplan_group *g, struct tplan_plan *x, u32 s, u32 d)
+{
+	bool x_pending = tplan_order_pending(g, x, s, d);
+	struct tplan_plan *y;
+
+	list_for_each_entry(y, &g->plans, node) {
+		if (y == x || y->create_err || !(y->attached & BIT(s)) || !(y->attached & BIT(d)) ||
+		    !(y->part[s].peer_mask & BIT(d)) || !tplan_order_live(y, s, d))
+			continue;
+		if (x_pending ? !tplan_order_pending(g, y, s, d) &&
+				tplan_order_behind(g, y, x, s, d) :
+				tplan_order_pending(g, y, s, d) && tplan_order_behind(g, x, y, s, d))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * After rank armed or released a round of x (its part says so already):
+ * do all queues rank sends or receives x on still take rounds in the
+ * order their receivers release them?  Plans sharing queues must be
+ * re-armed in the same order on every rank: a queue is first in, first
+ * out, so a receiver that releases plans in another order than its sender
+ * armed them could wait for a round queued behind one it has not
+ * released yet, forever.  -EDEADLK when that order is broken.  Caller
+ * holds g->lock; O(plans x peers).
+ */
+int tplan_plan_order_check_locked(struct tplan_group *g, struct tplan_plan *x, u32 rank)
+{
+	u32 peer;
+
+	lockdep_assert_held(&g->lock);
+	for (peer = 0; peer < g->world_size; peer++) {
+		if (peer == rank)
+			continue;
+		if (x->part[rank].peer_mask & BIT(peer) &&
+		    tplan_order_broken_locked(g, x, rank, peer))
+			return -EDEADLK;
+		if (x->part[peer].peer_mask & BIT(rank) &&
+		    tplan_order_broken_locked(g, x, peer, rank))
+			return -EDEADLK;
+	}
+	return 0;
 }
 
 /* ---- lifetime ------------------------------------------------------------- */
@@ -258,12 +381,16 @@ void tplan_plans_rank_left(struct tplan_group *g, u32 rank)
 
 	mutex_lock(&g->lock);
 	g->left |= BIT(rank);
-	list_for_each_entry_safe(p, tmp, &g->plans, node)
+	list_for_each_entry_safe(p, tmp, &g->plans, node) {
+		/* Its peers' rounds into it must not wait for its releases. */
+		if (!p->create_err && p->attached & BIT(rank))
+			tplan_plan_set_released(g, rank, p, TPLAN_ROUND_MAX);
 		if (tplan_plan_unlink_locked(g, p))
 			list_add(&p->node, &gone);
+	}
 	mutex_unlock(&g->lock);
 	/* Closing waits for every rank: the others' waits must see this one go. */
-	wake_up_all(&g->arrival_wq);
+	tplan_group_wake_arrivals(g, ~0U);
 	list_for_each_entry_safe(p, tmp, &gone, node)
 		tplan_plan_put(p);
 }
@@ -364,12 +491,12 @@ static void tplan_plan_list_locked(struct tplan_group *g, struct tplan_plan *p, 
 	if (!p->create_err)
 		p->id = id;
 	if (!p->create_err)
-		p->create_err = tplan_gate_alloc_locked(g, (u64)total * TPLAN_GATE_ROW_BYTES,
+		p->create_err = tplan_gate_alloc_locked(g, tplan_plan_gate_bytes(total),
 							&p->gate_off);
 	if (!p->create_err)
 		for (r = 0; r < g->world_size; r++)
 			memset(g->heaps[r].vaddr + p->gate_off, 0,
-			       (size_t)total * TPLAN_GATE_ROW_BYTES);
+			       (size_t)tplan_plan_gate_bytes(total));
 	/* Listed even when it failed, so that every rank finds the verdict. */
 	list_add_tail(&p->node, &g->plans);
 	p->listed = true;

@@ -58,6 +58,13 @@ struct tplan_plan_part {
 	u64 peer_done[TPLAN_MAX_WORLD_SIZE];	/* done sequence of the latest round's batch */
 	u32 peer_mask;			/* queues the plan uses */
 	/*
+	 * The order rounds are armed in (g->lock): the queue's arm count when
+	 * this rank last armed a round on it, and the last round it armed.
+	 * What it released is in its release word (tplan_plan_release_word()).
+	 */
+	u64 arm_seq[TPLAN_MAX_WORLD_SIZE];
+	u32 armed;
+	/*
 	 * peer_bytes is reserved on every queue of peer_mask: from prepare's
 	 * reserve step until close (or the prepare's failure) gives it back;
 	 * both are steps of this file's collective slot, never two at once.
@@ -81,6 +88,7 @@ struct tplan_plan {
 	bool listed;
 	u32 attached;			/* ranks that saw the create */
 	u32 closed;			/* ranks whose part is closed */
+	int failed;			/* a rank's re-arm failed: the plan is FAILED everywhere */
 	u32 drained;			/* ranks whose chains of it left their queues */
 	u64 buf_off, buf_bytes;
 	u64 gate_off;
@@ -104,6 +112,15 @@ enum {
 	TPLAN_COLL_PLAN_CLOSE,
 };
 
+/*
+ * Gate rows of a plan: one per chunk, then the release row; none for a
+ * plan of no chunks (nothing is ever queued for it).
+ */
+static inline u64 tplan_plan_gate_bytes(u32 total_chunks)
+{
+	return total_chunks ? ((u64)total_chunks + 1) * TPLAN_GATE_ROW_BYTES : 0;
+}
+
 /* plan.c */
 struct tplan_plan *tplan_plan_get(struct tplan_file *tf, u32 id);
 struct tplan_plan *tplan_plan_lookup(struct tplan_file *tf, u32 id, bool closed_too);
@@ -116,6 +133,11 @@ u8 *tplan_gate_row(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 ch
 u64 tplan_gate_read(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 chunk,
 		    u32 field);
 void tplan_plan_open_gates(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round);
+u64 *tplan_plan_release_word(struct tplan_group *g, u32 rank, struct tplan_plan *p);
+void tplan_plan_set_released(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round);
+void tplan_plan_fail_everywhere(struct tplan_group *g, struct tplan_plan *p, int err);
+int tplan_plan_failed(struct tplan_plan *p);
+int tplan_plan_order_check_locked(struct tplan_group *g, struct tplan_plan *x, u32 rank);
 bool tplan_plan_part_drained(struct tplan_group *g, u32 rank, struct tplan_plan *p);
 
 /* plan_prepare.c */

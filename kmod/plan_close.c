@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * PLAN_CLOSE (collective): open this rank's unopened gates so its queued
- * chains drain as they stand (prepared copies cannot be withdrawn), wait
+ * chains drain as they stand (prepared copies cannot be withdrawn), and
+ * its release word so that no peer's round waits for it any more, wait
  * for them to leave its queues, then vote.  The vote completes once every
  * rank has done the same, so when it says every rank drained, no chain of
  * the plan can touch any rank's buffer or gates again: the plan is
@@ -167,11 +168,15 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 	part->state = TPLAN_PLAN_CLOSING;
 	part->started = false;
 	mutex_unlock(&part->lock);
-	wake_up_all(&g->arrival_wq);
+	tplan_group_wake_arrivals(g, ~0U);
 
-	/* Prepared copies cannot be withdrawn: they go as the chunks stand. */
+	/*
+	 * Prepared copies cannot be withdrawn: they go as the chunks stand,
+	 * and peers' copies into this rank no longer wait for its releases.
+	 */
 	if (round)
 		tplan_plan_open_gates(g, tf->rank, p, round);
+	tplan_plan_set_released(g, tf->rank, p, TPLAN_ROUND_MAX);
 	/* They run by themselves now: the plan's budget reservation goes back. */
 	tplan_plan_unreserve(tf, part);
 	drained = tplan_plan_drain(tf, p, deadline);

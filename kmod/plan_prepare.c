@@ -2,11 +2,15 @@
 /*
  * Plans: prepare (chains copied in and validated, the group-wide overlap
  * check, each queue's round template and budget reservation, round 1
- * queued), next_round (round k + 1 from the templates, one call per rank)
- * and start.  Prepare is two-phase: reserve every queue's charge and lay
- * out its template, vote, write, vote, publish: on every rank or none.
- * The charge stays reserved until close, so next_round only writes,
- * votes and publishes: a re-arm never meets a full budget.
+ * queued), next_round (round k released, round k + 1 queued from the
+ * templates, one call per rank, local) and start.  Prepare is two-phase:
+ * reserve every queue's charge and lay out its template, vote, write,
+ * vote, publish: on every rank or none.  The charge stays reserved until
+ * close, so next_round only writes and publishes: a re-arm never meets a
+ * full budget.  Each round to a peer waits, at its head, for that peer's
+ * release of the round before (contract point 6), so next_round waits
+ * for no other rank; a rank that cannot queue its round fails the plan
+ * everywhere instead of voting.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -152,6 +156,11 @@ static int tplan_prepare_chains(struct tplan_file *tf, struct tplan_plan *p,
 		}
 	}
 
+	/* Each round to a peer starts with the POLL on its release. */
+	for (peer = 0; peer < world; peer++)
+		if (part->peer_mask & BIT(peer))
+			part->peer_bytes[peer] += TPLAN_ROUND_HEAD_BYTES;
+
 	/* The bytes each copy sends, for the group-wide overlap check. */
 	n = 0;
 	for (i = 0, at = 0; i < cmd->nchains; at += chains[i].ndw, i++)
@@ -267,13 +276,18 @@ void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part)
  * round's charge reserved for the plan's life and the round's template
  * laid out.  The chain images are not needed after that.
  */
-static int tplan_plan_arm(struct tplan_file *tf, struct tplan_plan_part *part)
+static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan *p)
 {
+	struct tplan_plan_part *part = &p->part[tf->rank];
+	struct tplan_group *g = tf->group;
 	struct tplan_queue *q;
 	u32 peer, n, mask = 0;
 	int ret = 0;
 
-	for (peer = 0; peer < tf->group->world_size; peer++) {
+	for (peer = 0; peer < g->world_size; peer++) {
+		/* The peer's release word, in this rank's map. */
+		u64 release = tplan_heap_dev(g, tf->rank, peer) + p->gate_off +
+			      (u64)p->total_chunks * TPLAN_GATE_ROW_BYTES + TPLAN_GATE_RELEASED;
 		struct tplan_round_template *t = &part->tmpl[peer];
 
 		if (!(part->peer_mask & BIT(peer)))
@@ -287,14 +301,14 @@ static int tplan_plan_arm(struct tplan_file *tf, struct tplan_plan_part *part)
 		if (ret)
 			break;
 		mask |= BIT(peer);
-		/* Within the budget, so within u32: the chains and their gate FENCEs. */
+		/* Within the budget, so within u32: head POLL, chains, gate FENCEs. */
 		t->dw = tplan_part_alloc(part, part->peer_bytes[peer] / 4, sizeof(u32));
 		t->chain_at = tplan_part_alloc(part, n, sizeof(u32));
 		if (!t->dw || !t->chain_at)
 			ret = -ENOMEM;
 		else
 			ret = tplan_queue_template_fill(q, part->images + part->peer_first[peer], n,
-							t);
+							release, t);
 		if (ret)
 			break;
 	}
@@ -329,7 +343,8 @@ static void tplan_plan_stage_end(struct tplan_file *tf, struct tplan_plan_part *
  * Write round from the templates on every queue, unpublished: all or
  * none.  The charge is held already.
  */
-static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part, u32 round)
+static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part, u32 round,
+			    u32 timeout_ms)
 {
 	struct tplan_queue *q;
 	u32 peer;
@@ -340,7 +355,7 @@ static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part,
 			continue;
 		/* Made by the reserve step: only the file's release frees it. */
 		ret = tplan_queue_get(tf, peer, &q) ?:
-		      tplan_queue_stage_round(q, &part->tmpl[peer], round);
+		      tplan_queue_stage_round(q, &part->tmpl[peer], round, timeout_ms);
 		if (ret) {
 			tplan_plan_stage_end(tf, part, peer, false);
 			return ret;
@@ -350,34 +365,67 @@ static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part,
 }
 
 /*
- * Queue round on every rank or on none: write it on every queue without
- * publishing it, vote, then publish it (or take it back everywhere).  The
- * vote is the barrier contract point 6 needs (no rank's round k + 1
- * copies may start before every rank finished reading round k, and a
- * producer may have marked round k + 1 already): the engine sees the
- * round only after it.  It is also the barrier after which peers may
- * start the round.  Prepare reserves every queue's charge and lays out
- * the templates first, with a vote of its own; next_round has nothing to
- * reserve, so it votes once.  With err (this rank cannot), it only votes
- * no, so that every rank fails at once and nobody waits for it.
+ * Note that this rank arms round of p on its queues (with release, after
+ * releasing the round before: the release word holds it from here on),
+ * and check the order of rounds on every queue it sends or receives p on
+ * (tplan_plan_order_check_locked()): -EDEADLK, with nothing armed noted,
+ * when it is broken.  A release made stays made: it only says that this
+ * rank has read the round.
  */
-static int tplan_plan_queue_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
-				  u32 timeout_ms, bool reserve, int err)
+static int tplan_plan_note_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
+				 bool release)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
+	struct tplan_group *g = tf->group;
+	u64 seq[TPLAN_MAX_WORLD_SIZE];
+	u32 armed, peer;
 	int ret;
 
-	if (reserve) {
-		if (!err)
-			err = tplan_plan_arm(tf, part);
-		ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
-		if (ret) {
-			tplan_plan_unreserve(tf, part);
-			return ret;
-		}
+	mutex_lock(&g->lock);
+	if (release)
+		tplan_plan_set_released(g, tf->rank, p, round - 1);
+	armed = part->armed;
+	memcpy(seq, part->arm_seq, sizeof(seq));
+	part->armed = round;
+	for (peer = 0; peer < g->world_size; peer++)
+		if (part->peer_mask & BIT(peer) && g->queues[tf->rank][peer])
+			part->arm_seq[peer] = g->queues[tf->rank][peer]->arm_seq + 1;
+	ret = tplan_plan_order_check_locked(g, p, tf->rank);
+	if (ret) {
+		part->armed = armed;
+		memcpy(part->arm_seq, seq, sizeof(seq));
+	} else {
+		for (peer = 0; peer < g->world_size; peer++)
+			if (part->peer_mask & BIT(peer) && g->queues[tf->rank][peer])
+				g->queues[tf->rank][peer]->arm_seq++;
 	}
-	if (!err)
-		err = tplan_plan_stage(tf, part, round);
+	mutex_unlock(&g->lock);
+	return ret;
+}
+
+/*
+ * Prepare's second phase, on every rank or on none: reserve every queue's
+ * charge and lay out the templates, vote; write round 1 on every queue
+ * without publishing it, vote, then publish it (or take it back
+ * everywhere).  After the first vote every rank is in this prepare, so
+ * the order of rounds on shared queues is settled and checked.  With err
+ * (this rank cannot), it only votes no, so that every rank fails at once
+ * and nobody waits for it.
+ */
+static int tplan_plan_queue_first(struct tplan_file *tf, struct tplan_plan *p, u32 round,
+				  u32 timeout_ms)
+{
+	struct tplan_plan_part *part = &p->part[tf->rank];
+	int err, ret;
+
+	err = tplan_plan_reserve(tf, p);
+	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_RESERVE, err, NULL, NULL, timeout_ms);
+	if (ret) {
+		tplan_plan_unreserve(tf, part);
+		return ret;
+	}
+	err = tplan_plan_note_round(tf, p, round, false) ?:
+	      tplan_plan_stage(tf, part, round, timeout_ms);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
 	if (!err)
 		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret);
@@ -410,6 +458,9 @@ static void tplan_plan_gates_init(struct tplan_group *g, u32 rank, struct tplan_
 			WRITE_ONCE(*(u64 *)(row + TPLAN_GATE_ARRIVAL), before);
 		}
 	}
+	/* The rounds before first count as read: first's copies may land at once. */
+	if (p->total_chunks)
+		WRITE_ONCE(*tplan_plan_release_word(g, rank, p), before);
 }
 
 /* A failed prepare: nothing was queued anywhere; the charge goes back. */
@@ -422,7 +473,7 @@ static void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p)
 	part->state = TPLAN_PLAN_FAILED;
 	part->started = false;
 	mutex_unlock(&part->lock);
-	wake_up_all(&tf->group->arrival_wq);
+	tplan_group_wake_arrivals(tf->group, ~0U);
 }
 
 /*
@@ -526,7 +577,7 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	tplan_plan_gates_init(g, tf->rank, p, first);
 
 	/* Phase 2: charge every queue for the plan's life, then queue the first round. */
-	ret = tplan_plan_queue_round(tf, p, first, cmd->timeout_ms, true, 0);
+	ret = tplan_plan_queue_first(tf, p, first, cmd->timeout_ms);
 	if (ret)
 		goto out_fail;
 	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
@@ -544,40 +595,65 @@ out:
 	return ret;
 }
 
+/*
+ * Release round k (this rank has read it: peers' round k + 1 copies may
+ * land; with TPLAN_NEXT_ROUND_UNRELEASED its consumer does that itself,
+ * tplan_release()) and queue round k + 1 on this rank's queues from the
+ * templates,
+ * each headed by the POLL on its receiver's release of round k.  Local:
+ * no rank waits for another.  Written on every queue, then published,
+ * so a rank that cannot queue its round queues none of it; the plan then
+ * fails on every rank (tplan_plan_fail_everywhere()), whose waits for
+ * this rank's chunks would otherwise never end.
+ */
 int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 {
 	struct tplan_plan_next_round *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
 	struct tplan_plan_part *part;
+	struct tplan_group *g;
 	struct tplan_plan *p;
 	u32 round;
-	int err, ret;
+	int ret;
 
+	if (cmd->flags & ~TPLAN_NEXT_ROUND_FLAGS_ALL || cmd->__reserved)
+		return -EINVAL;
 	ret = tplan_step_begin(tf, cmd->plan_id, TPLAN_PLAN_DONE, &p);
 	if (ret)
 		return ret;
+	g = tf->group;
 	part = &p->part[tf->rank];
 	round = part->round;
+	if (tplan_plan_failed(p)) {
+		/* Another rank could not queue its round: nor can this plan go on here. */
+		tplan_part_release(part, TPLAN_PLAN_FAILED, round);
+		ret = -ECANCELED;
+		goto out;
+	}
 	if (round == TPLAN_ROUND_MAX) {
-		/* Every rank is at the same round: each fails here, alone. */
+		/* Every rank reaches the same round: each fails here, alone. */
 		tplan_part_release(part, TPLAN_PLAN_DONE, round);
 		ret = -ERANGE;
 		goto out;
 	}
-	/* The answer first: a caller that cannot take it gets EFAULT, nothing queued. */
+	/* The answer first: a caller that cannot take it gets EFAULT, nothing done. */
 	cmd->round = round + 1;
-	err = tplan_ucmd_respond(ucmd);
-	/* Even so it votes (no), so that no rank waits for it. */
-	ret = tplan_plan_queue_round(tf, p, round + 1, cmd->timeout_ms, false, err);
-	if (err)
-		ret = err;
-	if (!ret) {
-		part->prep_seq = atomic64_inc_return(&tf->prep_seq);
-		tplan_part_release(part, TPLAN_PLAN_PREPARED, round + 1);
-	} else {
-		/* Nothing queued anywhere: still DONE, with its charge. */
+	ret = tplan_ucmd_respond(ucmd);
+	if (ret) {
 		tplan_part_release(part, TPLAN_PLAN_DONE, round);
+		goto out;
 	}
+	ret = tplan_plan_note_round(tf, p, round + 1, !(cmd->flags & TPLAN_NEXT_ROUND_UNRELEASED)) ?:
+	      tplan_plan_stage(tf, part, round + 1, cmd->timeout_ms);
+	if (ret) {
+		/* Nothing of round k + 1 queued here: no peer may wait for it. */
+		tplan_part_release(part, TPLAN_PLAN_FAILED, round);
+		tplan_plan_fail_everywhere(g, p, ret);
+		goto out;
+	}
+	tplan_plan_stage_end(tf, part, g->world_size, true);
+	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
+	tplan_part_release(part, TPLAN_PLAN_PREPARED, round + 1);
 out:
 	tplan_step_end(tf, p);
 	return ret;
@@ -601,6 +677,12 @@ int tplan_plan_start(struct tplan_ucmd *ucmd)
 	}
 	if (part->state != TPLAN_PLAN_PREPARED || part->started || part->busy) {
 		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (tplan_plan_failed(p)) {
+		/* Another rank could not queue its round. */
+		part->state = TPLAN_PLAN_FAILED;
+		ret = -ECANCELED;
 		goto out_unlock;
 	}
 

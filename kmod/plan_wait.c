@@ -3,8 +3,9 @@
  * PLAN_WAIT: the round is complete here when this rank's chunks were
  * marked exactly writers times and arrived at every peer, and every other
  * rank's chunks arrived here.  The engine wakes waiters as arrivals land;
- * a fault of a queue this rank sends or receives on, a broken group and a
- * concurrent close end the wait at once.  On a timeout the report names
+ * a fault of a queue this rank sends or receives on, a broken group, a
+ * rank that could not queue its round and a concurrent close end the
+ * wait at once.  On a timeout the report names
  * the chunks still short and by how much.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -86,10 +87,13 @@ static bool tplan_wait_progress(struct tplan_group *g, struct tplan_plan *p, u32
 	return *cursor == n;
 }
 
-/* Why the wait cannot complete: a broken group, a fault, a close meanwhile. */
+/*
+ * Why the wait cannot complete: a broken group, a fault, a rank that
+ * could not queue its round, a close meanwhile.
+ */
 static bool tplan_wait_ended(struct tplan_group *g, struct tplan_plan *p, u32 me)
 {
-	return READ_ONCE(g->broken) ||
+	return READ_ONCE(g->broken) || tplan_plan_failed(p) ||
 	       tplan_group_faulted(g, me, GENMASK(g->world_size - 1, 0)) ||
 	       READ_ONCE(p->part[me].state) != TPLAN_PLAN_PREPARED;
 }
@@ -177,7 +181,7 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 
 		if (g->world_size == 1)
 			until = min(deadline, ktime_get_ns() + TPLAN_WAIT_ALONE_POLL_NS);
-		ret = tplan_wait_deadline(g->arrival_wq,
+		ret = tplan_wait_deadline(g->arrival_wq[me],
 					  (done = tplan_wait_progress(g, p, me, round, items, n,
 								      &cursor)) ||
 					  tplan_wait_ended(g, p, me), until, false);
@@ -208,6 +212,8 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 			.src = fault.src, .dst = fault.dst, .reason = fault.reason,
 			.dword = fault.dword, .offset = fault.offset,
 		};
+	} else if (tplan_plan_failed(p)) {
+		ret = -ECANCELED;	/* a rank could not queue its round */
 	} else if (READ_ONCE(part->state) != TPLAN_PLAN_PREPARED) {
 		ret = -ENOENT;		/* closed (or failed) by another thread meanwhile */
 	} else if (ret == -ERESTARTSYS) {
@@ -230,7 +236,8 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 		if (!ret) {
 			part->state = TPLAN_PLAN_DONE;
 			part->started = false;
-		} else if (ret == -EOVERFLOW || ret == -EIO || ret == -ECONNRESET) {
+		} else if (ret == -EOVERFLOW || ret == -EIO || ret == -ECONNRESET ||
+			   ret == -ECANCELED) {
 			part->state = TPLAN_PLAN_FAILED;
 		}
 	}

@@ -38,6 +38,14 @@ static_assert(offsetof(struct tplan_qptr, gate_seq) == TPLAN_QPTR_GATE_SEQ);
 static_assert(offsetof(struct tplan_qptr, done_seq) == TPLAN_QPTR_DONE_SEQ);
 static_assert(TPLAN_CHAIN_FENCE_BYTES == TPLAN_FENCE_BYTES);
 
+/*
+ * A round template starts with the POLL on its receiver's release word,
+ * which the engine looks at every interval, as at the chains' ready POLLs.
+ */
+#define TPLAN_ROUND_HEAD_DW		TPLAN_SDMA_POLL_DW
+static_assert(TPLAN_ROUND_HEAD_DW * sizeof(u32) == TPLAN_ROUND_HEAD_BYTES);
+#define TPLAN_RELEASE_POLL_INTERVAL	10
+
 static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)
 {
 	struct tplan_group *g = tf->group;
@@ -386,14 +394,15 @@ static bool tplan_queue_fits(struct tplan_queue *q, u64 end)
 
 /*
  * Wait, without wlock, until more than need bytes are free.  The deadline
- * is one of no progress: it moves on whenever the engine frees space, so
+ * (timeout_ms, 0: the default) is one of no progress: it moves on
+ * whenever the engine frees space, so
  * a long transfer that streams steadily never times out.  0, -ETIMEDOUT,
  * -ERESTARTSYS (interruptible) or -EINTR (killable, dying), -EIO,
  * -ECONNRESET.
  */
-static int tplan_queue_wait_room(struct tplan_queue *q, u64 need, bool killable)
+static int tplan_queue_wait_room(struct tplan_queue *q, u64 need, bool killable, u32 timeout_ms)
 {
-	u64 deadline = tplan_deadline(0), seen = tplan_queue_rptr(q);
+	u64 deadline = tplan_deadline(timeout_ms), seen = tplan_queue_rptr(q);
 	int ret;
 
 	for (;;) {
@@ -407,12 +416,32 @@ static int tplan_queue_wait_room(struct tplan_queue *q, u64 need, bool killable)
 			return 0;
 		if (tplan_queue_rptr(q) != seen) {	/* progress */
 			seen = tplan_queue_rptr(q);
-			deadline = tplan_deadline(0);
+			deadline = tplan_deadline(timeout_ms);
 			continue;
 		}
 		if (ret)
 			return ret;
 	}
+}
+
+/*
+ * Called with wlock held: 0, with wlock still held, when more than need
+ * bytes are free after the tail.  Otherwise publishes what is written
+ * (it may be what the engine must run to free space), drops wlock and
+ * waits for room: -EAGAIN when there may be room now (look again), or
+ * the wait's error.
+ */
+static int tplan_queue_make_room(struct tplan_queue *q, u64 need, u32 timeout_ms)
+{
+	int ret;
+
+	lockdep_assert_held(&q->wlock);
+	if (need < tplan_queue_room(q))
+		return 0;
+	tplan_queue_publish(q);
+	mutex_unlock(&q->wlock);
+	ret = tplan_queue_wait_room(q, need, true, timeout_ms);
+	return ret ?: -EAGAIN;
 }
 
 /* Fill bytes from q->wtail with NOP packets (each at most NOP_MAX_DW). */
@@ -537,7 +566,7 @@ int tplan_put(struct tplan_ucmd *ucmd)
 		mutex_unlock(&q->wlock);
 		if (!fit) {
 			/* Room for the next packet: -EINTR, not a restart, as a part is queued. */
-			ret = tplan_queue_wait_room(q, need, false);
+			ret = tplan_queue_wait_room(q, need, false, 0);
 			if (ret)
 				return ret == -ERESTARTSYS ? -EINTR : ret;
 		}
@@ -726,7 +755,7 @@ static int tplan_queue_write_raw(struct tplan_queue *q, const u32 *raw, u32 ndw)
 		}
 		tplan_queue_publish(q);
 		mutex_unlock(&q->wlock);
-		ret = tplan_queue_wait_room(q, need, false);
+		ret = tplan_queue_wait_room(q, need, false, 0);
 		if (ret)
 			return ret;
 	}
@@ -918,12 +947,10 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 			mutex_unlock(&q->wlock);
 			return -EINVAL;
 		}
-		if (need < tplan_queue_room(q))
+		ret = tplan_queue_make_room(q, need, 0);
+		if (!ret)
 			break;
-		tplan_queue_publish(q);
-		mutex_unlock(&q->wlock);
-		ret = tplan_queue_wait_room(q, need, true);
-		if (ret)
+		if (ret != -EAGAIN)
 			return ret;
 	}
 	tplan_queue_emit_chains(q, c, n);
@@ -946,18 +973,31 @@ static u64 tplan_round_need_max(u32 bytes)
 /*
  * Lay out a plan's validated chains for this queue (n of them, grouped
  * as one round) into t, whose dw and chain_at the caller allocated for
- * the chains and their gate FENCEs.  -EINVAL when no ring of this queue
- * could ever take the round in one piece: the same answer a batch
+ * the round's head POLL, the chains and their gate FENCEs.  The head
+ * POLL waits for the receiver's release of the round before (its word at
+ * release, in this queue's map): queues run in order, so it holds back
+ * every copy of the round to that peer.  -EINVAL when no ring of this
+ * queue could ever take the round in one piece: the same answer a batch
  * longer than the ring got from tplan_queue_write_chains() when rounds
  * were written packet by packet, so a plan too long for the ring is
  * still refused with EINVAL at prepare and nothing is queued.
  */
 int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
-			      struct tplan_round_template *t)
+			      u64 release, struct tplan_round_template *t)
 {
 	struct tplan_sdma_fence fence = { .addr = q->ptr_dev + TPLAN_QPTR_GATE_SEQ };
-	u32 i, at = 0;
+	struct tplan_sdma_poll_regmem head = {
+		.addr = release,
+		.ref = 0,		/* the round before, written at each re-arm */
+		.mask = TPLAN_CHAIN_POLL_MASK,
+		.func = TPLAN_CHAIN_POLL_FUNC,
+		.mem_poll = 1,
+		.interval = TPLAN_RELEASE_POLL_INTERVAL,
+		.retry = TPLAN_CHAIN_POLL_RETRY,
+	};
+	u32 i, at = TPLAN_ROUND_HEAD_DW;
 
+	tplan_sdma_encode_poll_regmem(t->dw, TPLAN_SDMA_POLL_DW, &head);
 	for (i = 0; i < n; i++) {
 		/* Validated: the POLL comes first and has its fixed size. */
 		t->chain_at[i] = at;
@@ -975,17 +1015,20 @@ int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_im
 }
 
 /*
- * Re-arm, first half: write one plan round from its template with its
- * POLLs waiting for round and gate sequences from the queue's next, but
- * do not publish it yet: the ranks vote first (tplan_queue_stage_end()
- * publishes it or takes it back).  One space check, at most one pad to
- * the ring end (no packet crosses it), one copy, the patches, one mark
- * for the whole round (gated until its last gate FENCE runs), nothing
- * decoded.  The plan holds its reservation already.  Waits for ring
- * space as tplan_queue_write_chains() does; on error nothing was written.
+ * Arm, first half: write one plan round from its template, its head POLL
+ * waiting for the receiver's release of round - 1, its chains' POLLs for
+ * round and gate sequences from the queue's next, but do not publish it
+ * yet: the plan writes its round on every queue first (prepare also has
+ * its ranks vote), then tplan_queue_stage_end() publishes it or takes it
+ * back.  One space check, at most one pad to the ring end (no packet
+ * crosses it), one copy, the patches, one mark for the whole round (gated
+ * until its last gate FENCE runs), nothing decoded.  The plan holds its
+ * reservation already.  Waits for ring space as tplan_queue_write_chains()
+ * does, without progress for timeout_ms at most; on error nothing was
+ * written.
  */
 int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round)
+			    u32 round, u32 timeout_ms)
 {
 	u32 bytes = t->ndw * 4, pad, seq, i, *dw;
 	u64 need, start;
@@ -1008,12 +1051,10 @@ int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_temp
 			mutex_unlock(&q->wlock);
 			return -EINVAL;
 		}
-		if (need < tplan_queue_room(q))
+		ret = tplan_queue_make_room(q, need, timeout_ms);
+		if (!ret)
 			break;
-		tplan_queue_publish(q);
-		mutex_unlock(&q->wlock);
-		ret = tplan_queue_wait_room(q, need, true);
-		if (ret)
+		if (ret != -EAGAIN)
 			return ret;
 	}
 	if (pad)
@@ -1022,6 +1063,8 @@ int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_temp
 	dw = q->ring + ((start & (q->ring_size - 1)) >> 2);
 	memcpy(dw, t->dw, bytes);
 	seq = q->gate_next;
+	/* The head POLL: the receiver has released the round before. */
+	dw[TPLAN_SDMA_POLL_REF_DW] = round - 1;
 	for (i = 0; i < t->nchains; i++) {
 		/* The kernel owns the POLL's reference (the round) and the gate sequences. */
 		dw[t->chain_at[i] + TPLAN_SDMA_POLL_REF_DW] = round;

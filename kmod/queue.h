@@ -83,6 +83,7 @@ struct tplan_queue {
 	struct mutex wlock;		/* the writer side: wtail, emit, publish */
 	u64 wtail;			/* written, not yet published */
 	u32 staged;			/* chains of a plan round written, not published */
+	u64 arm_seq;			/* plan rounds armed on it so far (g->lock) */
 	u64 wptr;			/* published: stored in the page, doorbell rung */
 	u32 gate_next;			/* the gate sequence the next chain gets */
 	u64 done_last;			/* the done sequence of the last batch */
@@ -133,7 +134,8 @@ struct tplan_chain_image {
  * tplan_queue_write_chains() would emit packet by packet, but contiguous,
  * so that a re-arm copies it whole and patches a few dwords: each POLL's
  * reference (the round) and each gate FENCE's data (its gate sequence).
- * Its size is the round's charge on the queue.
+ * A head POLL (TPLAN_ROUND_HEAD_DW) comes first.  Its size is the
+ * round's charge on the queue.
  */
 struct tplan_round_template {
 	u32 *dw;
@@ -155,9 +157,9 @@ void tplan_queue_budget_unreserve(struct tplan_queue *q, u64 bytes);
 int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_image *c,
 			     u32 n, u64 *done_seq);
 int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
-			      struct tplan_round_template *t);
+			      u64 release, struct tplan_round_template *t);
 int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round);
+			    u32 round, u32 timeout_ms);
 void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq);
 int tplan_queue_usable(struct tplan_queue *q);
 u32 tplan_queue_fault_state(struct tplan_queue *q);

@@ -179,6 +179,7 @@ struct tplan_soft_queue {
 	u32 head, tail;			/* fetched packets: fifo[head..tail) */
 	u64 rptr_shown;			/* rptr written back last */
 	bool fenced;			/* a FENCE wrote the pointer page: tell the core */
+	bool landed;			/* an ATOMIC, FENCE or TRAP ran: wake waits, in a while */
 	u32 *fence_word;		/* the pointer page word a FENCE is to write */
 	u32 fence_data;
 	u64 writeback_at;		/* lag: no write-back before */
@@ -368,7 +369,7 @@ static int tplan_soft_fence(struct tplan_sdma_exec *x, u64 addr, u32 data)
 	}
 	/* Release: the packets before the fence are done for its reader. */
 	smp_store_release(p, data);
-	wake_up_all(&q->group->arrival_wq);
+	sq->landed = true;
 	return TPLAN_EXEC_DONE;
 }
 
@@ -377,12 +378,26 @@ static void tplan_soft_trap(struct tplan_sdma_exec *x, u32 int_context)
 	struct tplan_queue *q = tplan_soft_of(x)->q;
 
 	WRITE_ONCE(q->traps, q->traps + 1);
-	wake_up_all(&q->group->arrival_wq);
+	tplan_soft_of(x)->landed = true;
 }
 
 static void tplan_soft_landed(struct tplan_sdma_exec *x)
 {
-	wake_up_all(&tplan_soft_of(x)->q->group->arrival_wq);
+	tplan_soft_of(x)->landed = true;
+}
+
+/*
+ * Wake the plan waits of the queue's two ranks, the only ones what ran
+ * here concerns, if something landed since the last time: once per batch
+ * of fetched packets, and before the thread waits (a POLL, or nothing to
+ * do), rather than once per packet.
+ */
+static void tplan_soft_wake(struct tplan_soft_queue *sq)
+{
+	if (!sq->landed)
+		return;
+	sq->landed = false;
+	tplan_group_wake_arrivals(sq->q->group, BIT(sq->q->src) | BIT(sq->q->dst));
 }
 
 /* A POLL waits: preemption, doorbells, fetching and write-back go on. */
@@ -390,6 +405,7 @@ static int tplan_soft_poll_pause(struct tplan_sdma_exec *x, u64 sleep_ns)
 {
 	struct tplan_soft_queue *sq = tplan_soft_of(x);
 
+	tplan_soft_wake(sq);
 	tplan_soft_tick(sq);
 	if (sq->unmapped)
 		return TPLAN_EXEC_AGAIN;
@@ -529,6 +545,7 @@ static int tplan_soft_thread(void *data)
 		}
 		tplan_soft_tick(sq);
 		if (sq->unmapped || sq->head == sq->tail) {
+			tplan_soft_wake(sq);
 			tplan_soft_idle(sq);
 			continue;
 		}
@@ -537,6 +554,9 @@ static int tplan_soft_thread(void *data)
 		if (ret != TPLAN_EXEC_DONE)
 			continue;
 		tplan_soft_retire(sq, e);
+		/* The batch fetched is done: its waiters may look. */
+		if (sq->head == sq->tail)
+			tplan_soft_wake(sq);
 		cond_resched();
 	}
 	return 0;

@@ -129,7 +129,12 @@ struct tplan_group {
 
 	struct mutex lock;		/* see the top of this file */
 	wait_queue_head_t wq;		/* join, collectives, breakage */
-	wait_queue_head_t arrival_wq;	/* ATOMIC/FENCE/TRAP executed, faults */
+	/*
+	 * Per rank, its plan waits: woken by what executes on the queues it
+	 * sends or receives on (ATOMIC, FENCE, TRAP), and by faults, failures
+	 * and breakage (tplan_group_wake_arrivals()).
+	 */
+	wait_queue_head_t arrival_wq[TPLAN_MAX_WORLD_SIZE];
 	u32 joined;			/* ranks admitted (their slot taken) */
 	u32 ready;			/* admitted ranks whose join answer went out */
 	u32 left;			/* ranks whose file is gone */
@@ -272,6 +277,7 @@ int tplan_heap_info(struct tplan_ucmd *ucmd);
 int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma);
 void tplan_group_leave(struct tplan_file *tf);
 void tplan_group_break(struct tplan_group *g, int err);
+void tplan_group_wake_arrivals(struct tplan_group *g, u32 ranks);
 void *tplan_group_translate(struct tplan_group *g, u32 viewer, u64 addr, u64 len);
 u64 tplan_group_qptr_dev(struct tplan_group *g, u32 src, u32 dst);
 void tplan_group_note_fault(struct tplan_group *g, const struct tplan_fault_record *f);

@@ -35,3 +35,12 @@ int tplan_handle_wait(const struct tplan_handle *handle, uint32_t src, uint32_t 
 	tplan_view_init(&v, handle);
 	return tplan_wait(&v, &cta, src, chunk, max_polls);
 }
+
+int tplan_handle_release(const struct tplan_handle *handle)
+{
+	struct tplan_cta cta = { NULL, NULL, 0 };
+	struct tplan_view v;
+
+	tplan_view_init(&v, handle);
+	return tplan_release(&v, &cta);
+}

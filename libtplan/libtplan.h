@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LIBTPLAN_VERSION_MAJOR 0
-#define LIBTPLAN_VERSION_MINOR 2
+#define LIBTPLAN_VERSION_MINOR 3
 #define LIBTPLAN_VERSION_PATCH 0
 
 /* One open of /dev/tplan: one rank once it joins a group. */
@@ -49,12 +49,13 @@ int tplan_ctx_fd(const struct tplan_ctx *ctx);
 int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info);
 
 /*
- * How long the collective plan steps (create, next_round, close) wait for
+ * How long the collective plan steps (create, close) wait for
  * the other ranks at each of their synchronisations, in milliseconds; 0
  * (the default) means the kernel's TPLAN_TIMEOUT_DEFAULT_MS.  A rank that
  * is later than this makes the step fail on every rank with -ETIMEDOUT;
- * the group goes on.  Calls that take a timeout_ms (join, barrier,
- * all-gather, quiet, wait) use their own.
+ * the group goes on.  next_round waits for no rank: it takes this as its
+ * longest wait for ring space without progress.  Calls that take a
+ * timeout_ms (join, barrier, all-gather, quiet, wait) use their own.
  */
 void tplan_ctx_set_timeout(struct tplan_ctx *ctx, uint32_t timeout_ms);
 uint32_t tplan_ctx_timeout(const struct tplan_ctx *ctx);
@@ -314,8 +315,21 @@ int tplan_plan_wait(struct tplan_plan *plan, uint32_t timeout_ms);
 const struct tplan_plan_shortfall *tplan_plan_shortfall(const struct tplan_plan *plan,
 							uint32_t *count);
 
-/* Collective: done reading this round; queue the next one everywhere. */
+/*
+ * Done reading this round: release it and queue the next round on this
+ * rank's queues.  Local: each round's copies into a peer wait, on the
+ * engine, for that peer's release.  On failure the plan fails on every
+ * rank (tplan_plan_next_round(3)).
+ */
 int tplan_plan_next_round(struct tplan_plan *plan);
+
+/*
+ * Queue the next round without releasing this one: the consumer releases
+ * it itself, once it has read it (tplan_release() in tplan_device.h, or
+ * tplan_handle_release()), so the host need not wait for the reading
+ * kernel.  Since 0.3.
+ */
+int tplan_plan_next_round_unreleased(struct tplan_plan *plan);
 
 /* TPLAN_PLAN_* state and current round of this rank's part. */
 int tplan_plan_state(const struct tplan_plan *plan, uint32_t *state, uint32_t *round);
@@ -369,6 +383,13 @@ int tplan_handle_mark_ready(const struct tplan_handle *handle, uint32_t chunk);
 int tplan_handle_arrived(const struct tplan_handle *handle, uint32_t src, uint32_t chunk);
 int tplan_handle_wait(const struct tplan_handle *handle, uint32_t src, uint32_t chunk,
 		      uint64_t max_polls);
+
+/*
+ * tplan_release() of the host build: the caller has finished reading the
+ * handle's round (for a plan re-armed with
+ * tplan_plan_next_round_unreleased()).  Since 0.3.
+ */
+int tplan_handle_release(const struct tplan_handle *handle);
 
 #ifdef __cplusplus
 }

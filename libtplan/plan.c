@@ -470,10 +470,11 @@ const struct tplan_plan_shortfall *tplan_plan_shortfall(const struct tplan_plan 
 	return n ? p->report : NULL;
 }
 
-int tplan_plan_next_round(struct tplan_plan *p)
+static int tplan_plan_rearm(struct tplan_plan *p, uint32_t flags)
 {
 	struct tplan_plan_next_round nr = {
 		.size = sizeof(nr), .plan_id = p->id, .timeout_ms = p->ctx->timeout_ms,
+		.flags = flags,
 	};
 	int ret;
 
@@ -481,6 +482,16 @@ int tplan_plan_next_round(struct tplan_plan *p)
 	if (!ret)
 		p->round = nr.round;
 	return ret;
+}
+
+int tplan_plan_next_round(struct tplan_plan *p)
+{
+	return tplan_plan_rearm(p, 0);
+}
+
+int tplan_plan_next_round_unreleased(struct tplan_plan *p)
+{
+	return tplan_plan_rearm(p, TPLAN_NEXT_ROUND_UNRELEASED);
 }
 
 int tplan_plan_state(const struct tplan_plan *p, uint32_t *state, uint32_t *round)

@@ -13,7 +13,7 @@
 #
 # Environment: TPLAN_KVERS (kernels, default: newest Debian 6.1 and 6.12,
 # then the debug kernel; "debug" names it), TPLAN_DEBUG_KERNEL=0 (leave the
-# debug kernel out of the default list), VM_MEM / VM_CPUS / VM_TIMEOUT
+# debug kernel out of the default list), VM_MEM / VM_CPUS / VM_TIMEOUT / VM_STALL_TIMEOUT
 # (scripts/vm/run.sh), FUZZ_CI_SECONDS (the host fuzzing, default 60),
 # FUZZ_VM_SECONDS (each of the two in-VM fuzzer runs per kernel, default 30;
 # FUZZ_SEED, FUZZ_ARGS, FUZZ_RING_SIZE: scripts/lib.sh), TPLAN_SOFT_QUIRKS
@@ -51,11 +51,12 @@ tap "host: install" tests/install/run.sh "$BUILD"
 tap "host: python" tests/python/host.sh "$BUILD"
 # Its Triton device functions compiled for gfx90a and gfx942 where Triton
 # is installed (it skips here: no PyPI); the same rules on the AMDGCN that
-# Triton 3.6 gave, recorded, and refusing the recorded broken producers.
+# Triton 3.6 gave, recorded, and refusing the recorded broken producers
+# and releases.
 tap "host: Triton device functions" python3 tests/device/triton_isa_check.py
 tap "host: Triton ISA rules (recorded Triton 3.6 AMDGCN)" \
 	/usr/bin/python3 tests/device/triton_isa_check.py --from-dump tests/device/triton-3.6
-tap "host: Triton ISA rules refuse broken producers (recorded)" \
+tap "host: Triton ISA rules refuse broken producers and releases (recorded)" \
 	/usr/bin/python3 tests/device/triton_isa_check.py --negatives --from-dump tests/device/triton-3.6
 # Debian's python3, NumPy, libtplan and the package for the VM, laid over
 # its / (selftests/tplan_python.sh runs the Python tests there).
@@ -78,10 +79,10 @@ if [ -s "$BUILD/selftests/plan-last" ]; then
 	cat "$BUILD/selftests/plan-last" >>"$BUILD/selftests/plan"
 fi
 # The device header through Debian's hipcc (gfx90a, gfx940) and clang-19
-# (gfx942): mark_ready's ordering in the machine code, and producers
-# without it refused.
+# (gfx942): mark_ready's and release's ordering in the machine code, and
+# producers and releases without it refused.
 tap "host: isa-check" tests/device/isa_check.sh
-tap "host: isa-check refuses broken producers" tests/device/isa_check.sh --negatives
+tap "host: isa-check refuses broken producers and releases" tests/device/isa_check.sh --negatives
 # The HIP example: a persistent GEMM whose schedule takes the kernel's own
 # tile order; built for gfx90a and gfx940 (hipcc) and gfx942 (clang-19),
 # and without a GPU it must skip (exit 4) saying what it needs.

@@ -7,9 +7,10 @@
  *  - Plan steps are not interrupted by signals: a rank signalled inside
  *    prepare's votes finishes the step with the others.
  *  - A rank later than the timeout makes the step fail with ETIMEDOUT on
- *    every rank (create: no plan; next_round: still DONE, nothing queued;
- *    close: the part is torn down), the group goes on, the step can be
- *    done again, and the timeout never fires early.
+ *    every rank (create: no plan; close: the part is torn down), the
+ *    group goes on, the step can be done again, and the timeout never
+ *    fires early.  next_round is not a collective: a late rank fails
+ *    nobody's, and the round goes on once it re-arms.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -279,13 +280,21 @@ static int rank_late(struct tplan_rank_env *env)
 	if (lib_round(ctx, plan, env->rank, 1, env->key))
 		return -1;
 
-	/* next_round: nothing queued anywhere, still DONE; then it works */
-	if (late_step(env, ctx, 1, do_next, plan))
-		return -1;
-	RANK_OK(tplan_plan_state(plan, &state, &round));
-	RANK_EQ(TPLAN_PLAN_DONE, state);
-	RANK_EQ(1, round);
-	RANK_OK(tplan_plan_next_round(plan));
+	/*
+	 * next_round: local.  Rank 0's returns whatever rank 1 does; rank 1
+	 * re-arms LATE_MS later, and round 2 works.
+	 */
+	if (env->rank == 0) {
+		RANK_OK(do_next(plan));
+		RANK_OK(tplan_plan_state(plan, &state, &round));
+		RANK_EQ(TPLAN_PLAN_PREPARED, state);
+		RANK_EQ(2, round);
+		tplan_shared_set(&env->shared[W_LATE + 1], 1);
+	} else {
+		RANK_OK(tplan_shared_wait(&env->shared[W_LATE + 1], 1, 20000));
+		tplan_sleep_ms(LATE_MS);
+		RANK_OK(do_next(plan));
+	}
 	if (lib_round(ctx, plan, env->rank, 2, env->key))
 		return -1;
 

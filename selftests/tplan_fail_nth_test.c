@@ -185,10 +185,10 @@ enum nth_op {
 };
 
 /* Is the op a collective of both ranks (every rank or none)? */
+/* next_round is local: a failure on one rank leaves the other's re-arm as it is. */
 static int op_collective(enum nth_op op)
 {
-	return op == OP_ALL_GATHER || op == OP_CREATE || op == OP_PREPARE ||
-	       op == OP_NEXT_ROUND || op == OP_CLOSE;
+	return op == OP_ALL_GATHER || op == OP_CREATE || op == OP_PREPARE || op == OP_CLOSE;
 }
 
 static unsigned long op_cmd(enum nth_op op)

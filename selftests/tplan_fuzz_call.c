@@ -78,9 +78,9 @@ const struct fz_cmd_info fz_cmds[FZ_NCMD] = {
 	/* fault came after the first version */
 	CMD(PLAN_WAIT, "PLAN_WAIT", tplan_plan_wait, offsetofend(struct tplan_plan_wait, __reserved),
 	    TOFF(tplan_plan_wait), 1, 0),
-	/* one vote, then ring space */
+	/* ring space, on every queue; flags came after the first version */
 	CMD(PLAN_NEXT_ROUND, "PLAN_NEXT_ROUND", tplan_plan_next_round,
-	    sizeof(struct tplan_plan_next_round), TOFF(tplan_plan_next_round), 2, 0),
+	    offsetofend(struct tplan_plan_next_round, round), TOFF(tplan_plan_next_round), 2, 0),
 	CMD(PLAN_CLOSE, "PLAN_CLOSE", tplan_plan_close, sizeof(struct tplan_plan_close),
 	    TOFF(tplan_plan_close), 2, FZ_DEFAULT_MS),
 	CMD(PLAN_STATE, "PLAN_STATE", tplan_plan_state, sizeof(struct tplan_plan_state), -1, 0, 0),
@@ -96,7 +96,6 @@ static int is_collective(int op)
 	case TPLAN_CMD_GROUP_ALL_GATHER - TPLAN_CMD_BASE:
 	case TPLAN_CMD_PLAN_CREATE - TPLAN_CMD_BASE:
 	case TPLAN_CMD_PLAN_PREPARE - TPLAN_CMD_BASE:
-	case TPLAN_CMD_PLAN_NEXT_ROUND - TPLAN_CMD_BASE:
 	case TPLAN_CMD_PLAN_CLOSE - TPLAN_CMD_BASE:
 		return 1;
 	}

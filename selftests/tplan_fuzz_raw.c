@@ -651,6 +651,8 @@ static void fill(struct raw *x, int op, void *s, struct post *post)
 
 		a->plan_id = plan_id(x);
 		a->timeout_ms = timeout(x);
+		a->flags = fz_chance(x->r, 4) ? TPLAN_NEXT_ROUND_UNRELEASED : zero(x);
+		a->__reserved = zero(x);
 		break;
 	}
 	case TPLAN_CMD_PLAN_CLOSE: {

@@ -228,15 +228,24 @@ static int rank_efault(struct tplan_rank_env *env)
 			.size = sizeof(nr), .plan_id = p.id, .timeout_ms = TP_TIMEOUT,
 		};
 
-		ro = me == 0 ? read_only_copy(&nr, sizeof(nr)) : &nr;
-		/* Nothing queued anywhere: still DONE at round 1 on every rank. */
-		RANK_ERR(-EFAULT, tplan_test_ioctl(p.fd, TPLAN_IOC_PLAN_NEXT_ROUND, ro));
-		RANK_OK(tp_state(&p, &state, &round));
-		RANK_EQ(TPLAN_PLAN_DONE, state);
-		RANK_EQ(1, round);
-		RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
-		if (me == 0)
+		if (me == 0) {
+			struct tp_qsnap before, after;
+
+			/*
+			 * Local: nothing released or queued here, still DONE
+			 * at round 1; rank 1's own re-arm is its business.
+			 */
+			RANK_OK(tp_snap(ctx, &before));
+			ro = read_only_copy(&nr, sizeof(nr));
+			RANK_ERR(-EFAULT, tplan_test_ioctl(p.fd, TPLAN_IOC_PLAN_NEXT_ROUND, ro));
 			drop(ro);
+			RANK_OK(tp_state(&p, &state, &round));
+			RANK_EQ(TPLAN_PLAN_DONE, state);
+			RANK_EQ(1, round);
+			RANK_OK(tp_snap(ctx, &after));
+			RANK_EQ(before.wptr[1], after.wptr[1]);
+			RANK_EQ(0, tp_gate_read(&p, 0, p.chunk_base[env->world], TPLAN_GATE_RELEASED));
+		}
 		RANK_OK(tp_next(&p, &round));
 		RANK_EQ(2, round);
 		if (tp_ag_round(&p, PART, 2, env->key))
@@ -383,7 +392,7 @@ EFAULT_TEST(create_answer_unwritable_creates_no_plan_anywhere, EF_CREATE)
 EFAULT_TEST(create_chunk_base_unwritable_creates_no_plan_anywhere, EF_CREATE_CHUNK_BASE)
 EFAULT_TEST(prepare_answer_unwritable_queues_nothing_anywhere, EF_PREPARE)
 EFAULT_TEST(start_answer_unwritable_does_not_start, EF_START)
-EFAULT_TEST(next_round_answer_unwritable_queues_nothing_anywhere, EF_NEXT_ROUND)
+EFAULT_TEST(next_round_answer_unwritable_releases_and_queues_nothing, EF_NEXT_ROUND)
 EFAULT_TEST(close_answer_unwritable_closes_nothing, EF_CLOSE)
 EFAULT_TEST(all_gather_out_unwritable_does_not_arrive, EF_ALL_GATHER_OUT)
 EFAULT_TEST(chain_submit_answer_unwritable_queues_nothing, EF_CHAIN_SUBMIT)

@@ -93,12 +93,13 @@ static int rank_split(struct tplan_rank_env *env)
 
 		/*
 		 * A fresh queue: all it ever held and ran is round 1's chain,
-		 * with the module's FENCEs after its POLL and after the batch.
+		 * after the module's POLL on the peer's release, with the
+		 * module's FENCEs after its POLL and after the batch.
 		 */
 		RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
 		RANK_OK(tplan_queue_info(ctx, 1, &qi));
-		RANK_EQ(2 + a->copies + 2, qi.packets);
-		RANK_EQ(want_dw * 4 + 2 * TPLAN_CHAIN_FENCE_BYTES, qi.wptr);
+		RANK_EQ(1 + 2 + a->copies + 2, qi.packets);
+		RANK_EQ(TPLAN_ROUND_HEAD_BYTES + want_dw * 4 + 2 * TPLAN_CHAIN_FENCE_BYTES, qi.wptr);
 	} else {
 		bad = tp_check(heap + buf, a->region, salt);
 		if (bad >= 0)
@@ -370,15 +371,17 @@ static int rank_tiles(struct tplan_rank_env *env)
 					  round, i, i / TL_PITCH, i % TL_PITCH, heap[buf + i], ref[i]);
 
 		/*
-		 * One sub-window packet per tile, POLL, gate FENCE and ATOMIC
-		 * per chain, one done FENCE for the batch: on the fresh queue,
-		 * round 1 is all it held and ran.
+		 * The POLL on the peer's release, one sub-window packet per
+		 * tile, POLL, gate FENCE and ATOMIC per chain, one done FENCE
+		 * for the batch: on the fresh queue, round 1 is all it held
+		 * and ran.
 		 */
 		if (round == 1) {
 			RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
 			RANK_OK(tplan_queue_info(ctx, 1 - env->rank, &qi));
-			RANK_EQ(3 * n + tiles_m * tiles_n + 1, qi.packets);
-			RANK_EQ(4 * ((TPLAN_SDMA_POLL_DW + TPLAN_SDMA_ATOMIC_DW) * n +
+			RANK_EQ(1 + 3 * n + tiles_m * tiles_n + 1, qi.packets);
+			RANK_EQ(TPLAN_ROUND_HEAD_BYTES +
+				4 * ((TPLAN_SDMA_POLL_DW + TPLAN_SDMA_ATOMIC_DW) * n +
 				     TPLAN_SDMA_SUB_WINDOW_DW * tiles_m * tiles_n) +
 				TPLAN_CHAIN_FENCE_BYTES * (n + 1), qi.wptr);
 		}

@@ -240,7 +240,7 @@ static int rank_rearm_full_budget(struct tplan_rank_env *env)
 	struct tplan_queue_info qi, after;
 	struct tplan_ctx *ctx;
 	struct tp_plan p;
-	uint32_t round, held = 0, i;
+	uint32_t round, held = TPLAN_ROUND_HEAD_BYTES, i;
 
 	RANK_OK(tp_join(env, HEAP, 0, &ctx));
 	RANK_OK(tp_create(&p, ctx, 0, part * env->world, env->rank * part, part, 4));

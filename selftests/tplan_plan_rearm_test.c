@@ -82,13 +82,17 @@ static int byte_sched(struct byte_sched *b, uint64_t own_off, uint32_t n, uint32
 /* Copies (one-byte regions, in BIG_CHUNKS chains) whose round charges at most bytes. */
 static uint32_t copies_for(uint64_t bytes)
 {
-	return (uint32_t)((bytes - BIG_CHUNKS * CHAIN_FIXED) / COPY_BYTES) / BIG_CHUNKS * BIG_CHUNKS;
+	return (uint32_t)((bytes - TPLAN_ROUND_HEAD_BYTES - BIG_CHUNKS * CHAIN_FIXED) / COPY_BYTES) /
+	       BIG_CHUNKS * BIG_CHUNKS;
 }
 
-/* What a plan's round charges the queue to peer: its chains and their gate FENCEs. */
+/*
+ * What a plan's round charges the queue to peer: the POLL on the peer's
+ * release at its head, its chains and their gate FENCEs.
+ */
 static uint32_t round_charge(const struct tp_plan *p, unsigned int peer)
 {
-	uint32_t i, bytes = 0;
+	uint32_t i, bytes = TPLAN_ROUND_HEAD_BYTES;
 
 	for (i = 0; i < p->nchains; i++)
 		if (p->chains[i].peer == peer)
@@ -204,7 +208,7 @@ static int rank_reserve(struct tplan_rank_env *env)
 	RANK_OK(tp_even_sched(&ev, SMALL_OFF + env->rank * SMALL_PART, SMALL_PART, 2, 1, 0));
 	RANK_OK(tp_prepare(&pa, &ev.s));
 	a = round_charge(&pa, peer);
-	RANK_EQ(2 * (CHAIN_FIXED + COPY_BYTES), a);
+	RANK_EQ(TPLAN_ROUND_HEAD_BYTES + 2 * (CHAIN_FIXED + COPY_BYTES), a);
 	RANK_OK(queue_info(ctx, peer, &qi));
 	RANK_EQ(a, qi.prep_reserved);
 	RANK_EQ(a, qi.prep_charged);
@@ -212,7 +216,8 @@ static int rank_reserve(struct tplan_rank_env *env)
 		return -1;
 
 	/* B: the rest of the budget but 150..178 bytes, less than one round of A. */
-	n = (uint32_t)((qi.prep_limit - a - 150 - BIG_CHUNKS * CHAIN_FIXED) / COPY_BYTES);
+	n = (uint32_t)((qi.prep_limit - a - 150 - TPLAN_ROUND_HEAD_BYTES - BIG_CHUNKS * CHAIN_FIXED) /
+		       COPY_BYTES);
 	big_part = n;
 	RANK_ASSERT(BIG_OFF + 2 * big_part < HEAP / 2);
 	RANK_OK(byte_sched(&bb, BIG_OFF + env->rank * big_part, n, BIG_CHUNKS, 0));

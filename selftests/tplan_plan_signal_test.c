@@ -5,15 +5,18 @@
  *   - PLAN_PREPARE interrupted in its first vote (the chains' check):
  *     the peer that arrives afterwards must get an answer, not an oops
  *     reading the interrupted rank's spans;
- *   - PLAN_PREPARE or PLAN_NEXT_ROUND interrupted in its last vote, after
- *     the rank queued its chains, while the peer still waits for ring
- *     space: the step must succeed on every rank or on none (uapi/tplan.h);
- *   - the same with the signal sent to the rank waiting for ring space:
- *     EINTR means a signal arrived at the caller, so the other rank, which
- *     got none, must not answer EINTR;
- *   - the same with SIGKILL: the killed rank votes no while it dies, and
- *     the other rank fails (the step is on every rank or none), but not
- *     with EINTR, which only a signal to the caller may cause.
+ *   - PLAN_PREPARE interrupted in its last vote, after the rank queued
+ *     its chains, while the peer still waits for ring space: the step
+ *     must succeed on every rank or on none (uapi/tplan.h);
+ *   - the same with the signal sent to the rank waiting for ring space
+ *     (and PLAN_NEXT_ROUND, local, in its wait for ring space): EINTR
+ *     means a signal arrived at the caller, so the other rank, which got
+ *     none, must not answer EINTR;
+ *   - PLAN_PREPARE with SIGKILL: the killed rank votes no while it dies,
+ *     and the other rank fails (the step is on every rank or none), but
+ *     not with EINTR, which only a signal to the caller may cause.
+ * (next_round has no vote: tplan_plan_release_test.c tests a rank that
+ * cannot queue its round, or dies, while its peers' rounds are queued.)
  * The last two stall a queue with injected packets (allow_inject=1).
  */
 #include <pthread.h>
@@ -327,8 +330,7 @@ static void all_or_none(struct __test_metadata *_metadata, enum step step)
 	ASSERT_EQ(0, run_last_vote(_metadata, &lv, res));
 	errname(res[0], e0, sizeof(e0));
 	errname(res[1], e1, sizeof(e1));
-	TH_LOG("%s: rank 0 (signalled in the last vote): %s; rank 1: %s",
-	       step == STEP_PREPARE ? "PLAN_PREPARE" : "PLAN_NEXT_ROUND", e0, e1);
+	TH_LOG("PLAN_PREPARE: rank 0 (signalled in the last vote): %s; rank 1: %s", e0, e1);
 	ASSERT_NE(0, res[0]);
 	ASSERT_NE(0, res[1]);
 	/* both succeeded, or both failed */
@@ -341,14 +343,6 @@ TEST_F_TIMEOUT(signal, prepare_interrupted_in_its_last_vote_fails_on_every_rank_
 	if (!tplan_test_inject_allowed())
 		SKIP(return, "needs allow_inject=1");
 	all_or_none(_metadata, STEP_PREPARE);
-}
-
-TEST_F_TIMEOUT(signal, next_round_interrupted_in_its_last_vote_fails_on_every_rank_or_none, 150)
-{
-	TPLAN_SETUP_SKIPPED_RETURN();
-	if (!tplan_test_inject_allowed())
-		SKIP(return, "needs allow_inject=1");
-	all_or_none(_metadata, STEP_NEXT_ROUND);
 }
 
 /* EINTR only where the signal went: rank 1 was signalled, rank 0 was not. */
@@ -398,13 +392,11 @@ static void killed_rank_fails_the_other_without_eintr(struct __test_metadata *_m
 
 	ASSERT_EQ(0, run_last_vote(_metadata, &lv, res));
 	errname(res[0], e0, sizeof(e0));
-	TH_LOG("%s: rank 1 killed waiting for ring space; rank 0 (no signal): %s",
-	       step == STEP_PREPARE ? "PLAN_PREPARE" : "PLAN_NEXT_ROUND", e0);
+	TH_LOG("PLAN_PREPARE: rank 1 killed waiting for ring space; rank 0 (no signal): %s", e0);
 	ASSERT_NE(0, res[0]);
 	ASSERT_NE(1000 - EINTR, res[0]);
 	ASSERT_NE(1000, res[0]);
-	ASSERT_EQ(1, tplan_errno_listed(step == STEP_PREPARE ? TPLAN_IOC_PLAN_PREPARE :
-					TPLAN_IOC_PLAN_NEXT_ROUND, 1000 - (int)res[0]));
+	ASSERT_EQ(1, tplan_errno_listed(TPLAN_IOC_PLAN_PREPARE, 1000 - (int)res[0]));
 }
 
 TEST_F_TIMEOUT(signal, prepare_on_a_rank_killed_while_it_queues_fails_elsewhere_without_eintr, 150)
@@ -413,15 +405,6 @@ TEST_F_TIMEOUT(signal, prepare_on_a_rank_killed_while_it_queues_fails_elsewhere_
 	if (!tplan_test_inject_allowed())
 		SKIP(return, "needs allow_inject=1");
 	killed_rank_fails_the_other_without_eintr(_metadata, STEP_PREPARE);
-}
-
-TEST_F_TIMEOUT(signal, next_round_on_a_rank_killed_while_it_queues_fails_elsewhere_without_eintr,
-	       150)
-{
-	TPLAN_SETUP_SKIPPED_RETURN();
-	if (!tplan_test_inject_allowed())
-		SKIP(return, "needs allow_inject=1");
-	killed_rank_fails_the_other_without_eintr(_metadata, STEP_NEXT_ROUND);
 }
 
 TEST_HARNESS_MAIN

@@ -412,6 +412,11 @@ struct tplan_quiet {
 #define TPLAN_QPTR_DONE_SEQ	0x48
 /* What a prepared chain is charged besides its own bytes: the FENCE after its POLL. */
 #define TPLAN_CHAIN_FENCE_BYTES	16
+/*
+ * What a plan's round on a queue is charged besides its chains: the POLL
+ * on the receiver's release word (TPLAN_GATE_RELEASED) at its head.
+ */
+#define TPLAN_ROUND_HEAD_BYTES	24
 
 /* tplan_queue_info.flags */
 #define TPLAN_QUEUE_INFO_MAKE (1U << 0)	/* make the queue if it is not used yet */
@@ -585,19 +590,23 @@ struct tplan_chain_submit {
  * Plans.  A plan sends, every round, each rank's chunks to every peer:
  * one prepared chain per (chunk, peer) on the (rank -> peer) queue,
  * POLL_REGMEM(ready gate >= round), the chunk's copies, ATOMIC ADD64(the
- * peer's arrival gate, 1).  The gate table has one row per chunk of every
- * rank (global chunk index: rank r's chunk c is chunk_base[r] + c), at the
+ * peer's arrival gate, 1); each round on a queue starts with the kernel's
+ * POLL_REGMEM(the peer's release word >= round - 1).  The gate table has
+ * one row per chunk of every rank (global chunk index: rank r's chunk c
+ * is chunk_base[r] + c), then one release row (row total_chunks), at the
  * same heap offset on every rank:
  *
  *   row + TPLAN_GATE_READY     u64  the last writer stores the round
  *   row + TPLAN_GATE_ARRIVAL   u64  +1 per round from the chunk's sender
  *   row + TPLAN_GATE_WRITERS   u64  +1 per mark_ready (writers per round)
  *   row + TPLAN_GATE_EXPECTED  u32  writers of the chunk, set by the kernel
+ *   release row + TPLAN_GATE_RELEASED  u64  the last round this rank read
  *
- * Lifecycle, every step collective (every rank calls it; a failure on one
- * rank fails it on all, with that rank's errno, as the collectives above;
- * what is wrong with a call itself, ENOENT or EBUSY, fails on its rank
- * alone, before any collective):
+ * Lifecycle.  Create, prepare and close are collective (every rank calls
+ * them; a failure on one rank fails them on all, with that rank's errno,
+ * as the collectives above; what is wrong with a call itself, ENOENT or
+ * EBUSY, fails on its rank alone, before any collective); start, wait
+ * and next_round are local:
  *   PLAN_CREATE    gate table allocated and zeroed; state EMPTY
  *   PLAN_PREPARE   chains validated, no two ranks send the same bytes,
  *                  budget charged on every queue or none, round 1 queued;
@@ -606,13 +615,17 @@ struct tplan_chain_submit {
  *   PLAN_WAIT      (local) this rank's chunks marked exactly writers times
  *                  and arrived at every peer, every other chunk arrived
  *                  here; state DONE
- *   PLAN_NEXT_ROUND  round k + 1 queued from the stored chain images, one
- *                  call per rank whatever the number of chunks and peers;
- *                  state PREPARED, round k + 1
- *   PLAN_CLOSE     this rank's unopened gates opened, so queued copies
- *                  drain as they stand, and every rank's the same; CLOSED,
- *                  or CLOSING while copies wait behind an earlier plan's
- *                  (closing that one finishes both)
+ *   PLAN_NEXT_ROUND  (local) round k released, round k + 1 queued from
+ *                  the round templates, one call per rank whatever the
+ *                  number of chunks and peers; state PREPARED, round
+ *                  k + 1.  A rank that cannot queue its round fails the
+ *                  plan on every rank (ECANCELED elsewhere).
+ *   PLAN_CLOSE     this rank's unopened gates and its release word
+ *                  opened, so queued copies drain as they stand, and
+ *                  every rank's the same; CLOSED, or CLOSING while copies
+ *                  wait behind an earlier plan's (closing that one
+ *                  finishes both).  A rank whose file goes opens its
+ *                  release words the same way.
  * A plan's gate rows stay its own until no queued chain of it can reach
  * them: a plan closed with ETIMEDOUT or CLOSING keeps them (and the
  * module its memory) until its chains drain.
@@ -752,7 +765,8 @@ struct tplan_plan_prepare {
  * Errors: ENOTCONN, ENOENT, EBUSY (not PREPARED, already started, or a
  * wait is running on it), EDEADLK (a plan prepared earlier on a shared
  * queue is not started yet: plans that share queues start in the order
- * they were prepared), EINTR (killed), EFAULT (not started).
+ * they were prepared), ECANCELED (another rank could not queue its round:
+ * the plan is FAILED, close it), EINTR (killed), EFAULT (not started).
  */
 struct tplan_plan_start {
 	__u32 size;
@@ -826,14 +840,15 @@ struct tplan_fault_report {
  *         a peer's to this rank), where and why
  *
  * A fault of a queue this rank sends or receives on ends the wait at
- * once; so do a broken group and a close of the plan by another thread.
+ * once; so do a broken group, a rank that could not queue its round
+ * (PLAN_NEXT_ROUND) and a close of the plan by another thread.
  *
  * Errors: ENOTCONN, ENOENT (no such plan, or closed meanwhile), EBUSY
  * (not started, or another wait runs), ETIMEDOUT (the report names the
  * chunks still short and by how much), EOVERFLOW (a chunk got more marks
  * than writers: later rounds' gates would open early; the plan is
  * FAILED), EIO (a queue faulted: @fault; FAILED), ECONNRESET (FAILED),
- * EINTR, EFAULT (the answer or the report: the round is as it was, wait
+ * ECANCELED (a rank could not queue its round; FAILED), EINTR, EFAULT (the answer or the report: the round is as it was, wait
  * again).  A wait allocates nothing but the report (without memory for
  * it, @report_count is set and no report is written).
  */
@@ -852,32 +867,59 @@ struct tplan_plan_wait {
 #define TPLAN_IOC_PLAN_WAIT _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_WAIT)
 
 /**
- * struct tplan_plan_next_round - TPLAN_IOC_PLAN_NEXT_ROUND (collective):
- * "done reading this round's data".  Queues round k + 1 on every queue
- * from the round templates made at prepare (the kernel writes the new
- * round into each POLL), then synchronises the ranks: once it returns,
- * peers may start round k + 1 and their copies may land in the buffer.
+ * struct tplan_plan_next_round - TPLAN_IOC_PLAN_NEXT_ROUND (local): "done
+ * reading this round's data".  Releases round k (stores k in this rank's
+ * release word, TPLAN_GATE_RELEASED, with release ordering) and queues
+ * round k + 1 on this rank's queues from the round templates made at
+ * prepare, each round to a peer headed by the kernel's POLL on that
+ * peer's release of round k.  It waits for no other rank: once it
+ * returns, peers' round k + 1 copies may land in the buffer at any time
+ * (contract point 6, enforced per queue by the engine instead of a
+ * barrier of all ranks), and this rank may start round k + 1.
  * The budget was reserved at prepare: a re-arm never fails for it.
+ * Plans sharing queues must be re-armed in the same order on every rank
+ * (a queue runs its rounds in the order its sender queued them, so a
+ * receiver releasing them in another order could wait for a round queued
+ * behind one it has not released): a re-arm or release that would break
+ * that order, as far as the queues show it, is refused with EDEADLK.
  * @size: In: sizeof(struct tplan_plan_next_round)
  * @plan_id: In
- * @timeout_ms: In: for the collective (0: default)
+ * @timeout_ms: In: the longest wait for ring space without progress (0:
+ *              default)
  * @round: Out: the new round
+ * @flags: In: TPLAN_NEXT_ROUND_* (a newer member: callers that end the
+ *         struct at @round pass 0)
+ * @__reserved: In: must be 0
  *
- * Errors: ENOTCONN, ENOENT, EBUSY (the round is not DONE here, or
- * another collective of this file runs), ERANGE (2^32 - 1 rounds used),
- * ECONNRESET, ETIMEDOUT (a rank was late, or the ring had no room in
- * time: nothing queued anywhere, still DONE, call it again), EPROTO (the
- * ranks' collectives differ: the group breaks), EIO (a queue faulted),
- * ENOMEM, EFAULT (the answer, here or on another rank: nothing queued),
- * EINTR (killed).  After a failure the plan is DONE, with nothing queued
- * anywhere.
+ * Errors: EINVAL (@flags, @__reserved), ENOTCONN, ENOENT, EBUSY (the
+ * round is not DONE here, or another plan step of this file runs),
+ * ERANGE (2^32 - 1 rounds used:
+ * still DONE), EFAULT (the answer: nothing released or queued, still
+ * DONE), ECANCELED (another rank could not queue its round), EDEADLK (the
+ * order of rounds on a shared queue, above), ECONNRESET, ETIMEDOUT (the
+ * ring had no room in time), EIO (a queue faulted), ENOMEM, EINTR
+ * (killed).  After any of the last seven the plan is FAILED on every
+ * rank, with nothing of round k + 1 queued by this rank: every other
+ * rank's wait ends with ECANCELED; close it.
  */
 struct tplan_plan_next_round {
 	__u32 size;
 	__u32 plan_id;
 	__u32 timeout_ms;
 	__u32 round;
+	__u32 flags;
+	__u32 __reserved;
 };
+
+/* tplan_plan_next_round.flags */
+/*
+ * Queue round k + 1 without releasing round k: the consumer releases it
+ * itself, stream-ordered, by raising the release word to k
+ * (tplan_release() in the device header), so the host re-arms without
+ * waiting for the reading kernel.
+ */
+#define TPLAN_NEXT_ROUND_UNRELEASED (1U << 0)
+#define TPLAN_NEXT_ROUND_FLAGS_ALL TPLAN_NEXT_ROUND_UNRELEASED
 #define TPLAN_IOC_PLAN_NEXT_ROUND _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_NEXT_ROUND)
 
 /**

@@ -21,15 +21,22 @@ extern "C" {
 #endif
 
 /*
- * Gate table: one 64-byte row per global chunk index, at the same offset
- * in every rank's heap.  Gates are never reset; rounds start at 1.
+ * Gate table: one 64-byte row per global chunk index, then one release
+ * row (row total_chunks), at the same offset in every rank's heap.  Gates
+ * are never reset; rounds start at 1.
  */
 #define TPLAN_GATE_ROW_BYTES	64
 #define TPLAN_GATE_READY	0	/* u64; the engine polls its low 32 bits */
 #define TPLAN_GATE_ARRIVAL	8	/* u64; each peer's chain adds 1 per round */
 #define TPLAN_GATE_WRITERS	16	/* u64; mark_ready's writer counter */
 #define TPLAN_GATE_EXPECTED	24	/* u32; writers per round, set by the kernel */
-/* bytes 28..63 of a row are reserved */
+/* bytes 28..63 of a chunk's row are reserved */
+/*
+ * In the release row: the last round this rank finished reading.  Every
+ * peer's engine polls it (low 32 bits, >=) at the head of each round it
+ * sends here, so round k + 1 lands only after this rank released round k.
+ */
+#define TPLAN_GATE_RELEASED	0	/* u64, in row total_chunks */
 
 /* Longest chain the kernel accepts, in dwords (1 MiB of packets). */
 #define TPLAN_CHAIN_MAX_DWORDS	(1U << 18)

@@ -29,7 +29,7 @@ from ctypes import (
 )
 from typing import Optional
 
-# The newest libtplan calls these bindings use came with 0.2.
+# The bindings need the calls of 0.2; newer ones are in _PROTOS_SINCE.
 NEED_MAJOR, NEED_MINOR = 0, 2
 SONAME = "libtplan.so.0"
 
@@ -187,6 +187,13 @@ _PROTOS = {
     "tplan_handle_wait": (c_int, [_P(tplan_handle), c_uint32, c_uint32, c_uint64]),
 }
 
+# Calls newer than NEED_MINOR, bound where the library has them: the
+# symbol decides, not the version number.  name: (since, restype, argtypes)
+_PROTOS_SINCE = {
+    "tplan_plan_next_round_unreleased": ((0, 3), c_int, [c_void_p]),
+    "tplan_handle_release": ((0, 3), c_int, [_P(tplan_handle)]),
+}
+
 
 class TplanError(OSError):
     """A libtplan call failed: ``errno`` is the library's errno, ``detail``
@@ -247,6 +254,11 @@ def lib() -> ctypes.CDLL:
             ) from None
         fn.restype = restype
         fn.argtypes = argtypes
+    for fname, (_since, restype, argtypes) in _PROTOS_SINCE.items():
+        fn = getattr(handle, fname, None)
+        if fn is not None:
+            fn.restype = restype
+            fn.argtypes = argtypes
     major, minor = handle.tplan_version_major(), handle.tplan_version_minor()
     if major != NEED_MAJOR or minor < NEED_MINOR:
         raise LibraryNotFound(
@@ -255,6 +267,20 @@ def lib() -> ctypes.CDLL:
         )
     _lib = handle
     return _lib
+
+
+def call(fname: str):
+    """A call of _PROTOS_SINCE, or LibraryNotFound where the loaded library
+    predates it."""
+    handle = lib()
+    fn = getattr(handle, fname, None)
+    if fn is None:
+        since = _PROTOS_SINCE[fname][0]
+        raise LibraryNotFound(
+            "%s has no %s: it came with libtplan %d.%d (this one is %s)"
+            % (handle._name, fname, since[0], since[1], handle.tplan_version().decode())
+        )
+    return fn
 
 
 def _version_of(handle: ctypes.CDLL) -> str:

@@ -24,7 +24,14 @@ writer whose add completes the round's count then opens the gate
 (``ready = round``, relaxed: it follows its own add's return).  Consumer
 (``arrived``, ``wait``): the gate is read with one acquire atomic at system
 scope (an invalidate follows it), whose result reaches every wave of the
-CTA; ``wait`` counts polls and never reads a clock (contract 5).
+CTA; ``wait`` counts polls and never reads a clock (contract 5).  A
+consumer done reading the round (``release``, for a plan re-armed with
+``next_round(release=False)``): every wave waits for its own loads (the
+same ``s_waitcnt vmcnt(0)``: it counts loads too), the CTA barrier, then
+one thread's release at system scope on this rank's release word (an add
+of 0: ``buffer_wbl2`` first), the wait for its write-back, and a maximum
+at system scope of the word with the round, which the peers' copy engines
+poll.
 
 tests/device/triton_isa_check.py compiles these for gfx90a and gfx942 and
 reads that order in the machine code.
@@ -52,6 +59,9 @@ G_READY: tl.constexpr = tl.constexpr(0)
 G_ARRIVAL: tl.constexpr = tl.constexpr(1)
 G_WRITERS: tl.constexpr = tl.constexpr(2)
 G_EXPECTED_U32: tl.constexpr = tl.constexpr(6)
+# This rank's release word: u64 word 0 of row total_chunks, the row after
+# every chunk's (TPLAN_GATE_RELEASED).
+G_RELEASED: tl.constexpr = tl.constexpr(0)
 
 EINVAL: tl.constexpr = tl.constexpr(22)
 ETIMEDOUT: tl.constexpr = tl.constexpr(110)
@@ -61,9 +71,9 @@ _constexpr_function = getattr(triton, "constexpr_function", lambda fn: fn)
 
 
 @triton.jit
-def _wait_stores():
-    # This wave's vector-memory stores, buffer_store included, are done.
-    # Every wave runs it: the barrier after it then covers the CTA's stores.
+def _wait_vmem():
+    # This wave's vector-memory loads and stores, buffer ones included, are
+    # done.  Every wave runs it: the barrier after it then covers the CTA's.
     tl.inline_asm_elementwise("s_waitcnt vmcnt(0)", "=v", [], dtype=tl.int32, is_pure=False, pack=1)
 
 
@@ -72,6 +82,20 @@ def _release_add(counter):
     # One thread of the CTA: release at system scope writes back this
     # XCD's L2 (buffer_wbl2) before the add.
     return tl.atomic_add(counter, 1, sem="release", scope="sys")
+
+
+@triton.jit
+def _release_max(word, value):
+    # One thread of the CTA, as _release_add.  A release add of 0 at
+    # system scope writes back this XCD's L2 (buffer_wbl2) and heads a
+    # release sequence that the maximum continues; the maximum waits for
+    # the write-back.  Not a release maximum: Triton 3.6's LLVM turns a
+    # system-scope maximum into a compare-and-swap loop and drops the
+    # s_waitcnt vmcnt(0) after the loop's buffer_wbl2 (fixed in LLVM by
+    # PR 178316), so the word could reach memory before the write-back.
+    tl.atomic_add(word, 0, sem="release", scope="sys")
+    _wait_vmem()
+    return tl.atomic_max(word, value, sem="relaxed", scope="sys")
 
 
 @triton.jit
@@ -150,7 +174,7 @@ class TriggeredView:
         if chunk < self.nchunks:
             row = self._row(self.first_chunk + chunk)
             want = self._marks(row)
-            _wait_stores()
+            _wait_vmem()
             tl.debug_barrier()
             old = _release_add(row + G_WRITERS)
             # Every other writer's add (and write-back) came before ours,
@@ -212,7 +236,16 @@ class TriggeredView:
             polls += 1
         return tl.where(ok, tl.where(got, 0, -ETIMEDOUT), -EINVAL)
 
-    # release(): the receiver's "done reading" signal.  The device header
-    # does not have it yet; when it does, it goes here with the same
-    # ordering as the header's, and tests/device/triton_isa_check.py gets a
-    # rule for it beside mark_ready, arrived and wait.
+    @triton.jit
+    def release(self):
+        """This rank has finished reading the round's data: peers' copies
+        of the next round may land in the buffer (contract 6, from the
+        device), for a plan re-armed with ``next_round(release=False)``.
+        Once per round, from the program that reads last (or a one-program
+        kernel launched after the readers on their stream), by the whole
+        program.  The release word only grows (a maximum), so a release
+        after the plan's close changes nothing."""
+        word = self.gates + self.total_chunks.to(tl.uint64) * ROW_U64 + G_RELEASED
+        _wait_vmem()
+        tl.debug_barrier()
+        _release_max(word, self.round.to(tl.uint64))

@@ -15,7 +15,11 @@
 #
 # Environment: VM_MEM (MiB, default 3072, 4096 on the debug kernel: the
 # 1 GiB per-packet split runs between two heaps of just over 1 GiB),
-# VM_CPUS (default 2), VM_TIMEOUT (s, default 1500), TPLAN_MODPARAMS (insmod arguments),
+# VM_CPUS (default 2), VM_STALL_TIMEOUT (s, default 900: the VM is stopped
+# once its console has printed nothing for that long, a hang), VM_TIMEOUT
+# (s, default 3600: the run's whole length at most, however much it
+# prints; a loaded host slows a run down, so both are generous and only
+# stop a run that cannot end), TPLAN_MODPARAMS (insmod arguments),
 # VM_SHOW_OUTPUT=1 (print the programs' output instead of parsing TAP),
 # TPLAN_CACHE (where install-deps.sh put the kernel images),
 # VM_ROOTFS_EXTRA (a directory laid over the VM's /: the Python runtime),
@@ -43,7 +47,8 @@ mem=3072
 case "$kver" in *-tplan-debug-*) mem=4096 ;; esac
 mem=${VM_MEM:-$mem}
 cpus=${VM_CPUS:-2}
-timeout_s=${VM_TIMEOUT:-1500}
+timeout_s=${VM_TIMEOUT:-3600}
+stall_s=${VM_STALL_TIMEOUT:-900}
 
 [ -s "$kernel" ] || { echo "vm: no kernel image $kernel (run scripts/install-deps.sh)" >&2; exit 2; }
 rm -rf "$work"
@@ -80,16 +85,33 @@ esac
 
 log="$work/console.log"
 start=$(date +%s)
+: > "$log"
 timeout --foreground -k 10 "$timeout_s" \
 	qemu-system-x86_64 -accel tcg -m "$mem" -smp "$cpus" -nographic -no-reboot \
 		-kernel "$kernel" -initrd "$work/initramfs.gz" -append "$cmdline" \
-		-monitor none -serial "file:$log" </dev/null >"$work/qemu.out" 2>&1
+		-monitor none -serial "file:$log" </dev/null >"$work/qemu.out" 2>&1 &
+qpid=$!
+# The stall watch: a console that has not grown for stall_s is a hang.
+stalled=0 size=0 moved=$start
+while kill -0 "$qpid" 2>/dev/null; do
+	sleep 5
+	now=$(date +%s) cur=$(stat -c %s "$log" 2>/dev/null || echo 0)
+	if [ "$cur" != "$size" ]; then
+		size=$cur moved=$now
+	elif [ $(( now - moved )) -ge "$stall_s" ]; then
+		stalled=1
+		kill "$qpid" 2>/dev/null
+		break
+	fi
+done
+wait "$qpid"
 qrc=$?
 secs=$(( $(date +%s) - start ))
 tr -d '\r' < "$log" > "$log.txt"
 
 # Parse: each test's output becomes lines "ok - [kver] prog: test".
-awk -v show="${VM_SHOW_OUTPUT:-0}" -v kver="$kver" -v qrc="$qrc" -v secs="$secs" -v timeout_s="$timeout_s" '
+awk -v show="${VM_SHOW_OUTPUT:-0}" -v kver="$kver" -v qrc="$qrc" -v secs="$secs" -v timeout_s="$timeout_s" \
+	-v stall_s="$stall_s" -v stalled="$stalled" '
 function res(ok, name, extra) {
 	printf "%s - [%s] %s%s\n", ok ? "ok" : "not ok", kver, name, extra
 }
@@ -206,7 +228,10 @@ intest && /^#/ && !/^# +(RUN|OK|PASSED|Totals|Starting)/ && !/^#  +OK/ { print "
 END {
 	if (!booted) { res(0, "boot (qemu exit " qrc ", " secs " s)", ""); exit }
 	res(insmod == "ok", "insmod tplan.ko", "")
-	res(done, "run finished within " timeout_s " s (took " secs " s)", "")
+	if (stalled)
+		res(0, "run finished (stopped after " secs " s: the console was silent for " stall_s " s, " ctx ")", "")
+	else
+		res(done, "run finished within " timeout_s " s (took " secs " s)", "")
 	res(rmmod == "ok", "rmmod tplan (nothing leaked or still referenced)", "")
 	if (nrep == 0) res(1, "dmesg free of WARN/BUG/Oops, KASAN/UBSAN, lockdep, hung-task and slab reports", "")
 	for (i = 1; i <= nrep; i++) {

@@ -177,11 +177,13 @@
 	F(tplan_plan_wait, round, 32, 4) \
 	F(tplan_plan_wait, __reserved, 36, 4) \
 	F(tplan_plan_wait, fault, 40, 24) \
-	S(tplan_plan_next_round, 16) \
+	S(tplan_plan_next_round, 24) \
 	F(tplan_plan_next_round, size, 0, 4) \
 	F(tplan_plan_next_round, plan_id, 4, 4) \
 	F(tplan_plan_next_round, timeout_ms, 8, 4) \
 	F(tplan_plan_next_round, round, 12, 4) \
+	F(tplan_plan_next_round, flags, 16, 4) \
+	F(tplan_plan_next_round, __reserved, 20, 4) \
 	S(tplan_plan_close, 16) \
 	F(tplan_plan_close, size, 0, 4) \
 	F(tplan_plan_close, plan_id, 4, 4) \
@@ -227,6 +229,9 @@
 	C(TPLAN_QPTR_GATE_SEQ, 0x40) \
 	C(TPLAN_QPTR_DONE_SEQ, 0x48) \
 	C(TPLAN_CHAIN_FENCE_BYTES, 0x10) \
+	C(TPLAN_ROUND_HEAD_BYTES, 0x18) \
+	C(TPLAN_NEXT_ROUND_UNRELEASED, 0x1) \
+	C(TPLAN_NEXT_ROUND_FLAGS_ALL, 0x1) \
 	C(TPLAN_QUEUE_INFO_MAKE, 0x1) \
 	C(TPLAN_QUEUE_INFO_FLAGS_ALL, 0x1) \
 	C(TPLAN_IOC_QUEUE_INFO, 0x3b87) \
@@ -286,6 +291,7 @@
 	C(TPLAN_GATE_ARRIVAL, 0x8) \
 	C(TPLAN_GATE_WRITERS, 0x10) \
 	C(TPLAN_GATE_EXPECTED, 0x18) \
+	C(TPLAN_GATE_RELEASED, 0x0) \
 	C(TPLAN_CHAIN_MAX_DWORDS, 0x40000) \
 	C(TPLAN_CHAIN_POLL_FUNC, 0x5) \
 	C(TPLAN_CHAIN_POLL_MASK, 0xffffffff) \

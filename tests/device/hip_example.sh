@@ -6,7 +6,8 @@
 #   tests/device/hip_example.sh run
 #
 # build: make hip-examples (hipcc, -Wall -Wextra -Werror); the binary holds a
-# code object per target (gfx90a and gfx940) with both kernels, and so does
+# code object per target (gfx90a and gfx940) with its three kernels
+# (gemm_producer, verify_rows, release_round), and so does
 # NAME-gfx942 for gfx942, built by Debian's clang-19 (hipcc 5.2 predates
 # gfx942; those points skip without clang-19); and in each
 # gemm_producer the tile's stores come before mark_ready's s_barrier, its L2
@@ -175,7 +176,7 @@ END {
 AWK
 
 # check_binary BINARY LLVM_VERSION TARGETS...: each target's code object
-# holds both kernels, and gemm_producer marks after its stores.
+# holds the three kernels, and gemm_producer marks after its stores.
 check_binary() {
 	local b=$1 v=$2 t co bundler objcopy objdump tag
 	shift 2
@@ -207,10 +208,11 @@ check_binary() {
 			continue
 		fi
 		"$objdump" -d --mcpu="$t" "$co" | sed 's@[[:space:]]*//.*@@' >"$out/$t.dis"
-		if grep -q '<gemm_producer>:' "$out/$t.dis" && grep -q '<verify_rows>:' "$out/$t.dis"; then
-			echo "ok $((n += 1)) $t code object ($tag): gemm_producer, verify_rows"
+		if grep -q '<gemm_producer>:' "$out/$t.dis" && grep -q '<verify_rows>:' "$out/$t.dis" &&
+		   grep -q '<release_round>:' "$out/$t.dis"; then
+			echo "ok $((n += 1)) $t code object ($tag): gemm_producer, verify_rows, release_round"
 		else
-			echo "not ok $((n += 1)) $t code object ($tag): no gemm_producer or verify_rows"
+			echo "not ok $((n += 1)) $t code object ($tag): no gemm_producer, verify_rows or release_round"
 			rc=1
 		fi
 		awk -v kernel=gemm_producer "$ORDER" "$out/$t.dis" >"$out/$t.order.txt"

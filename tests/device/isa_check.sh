@@ -16,15 +16,26 @@
 #   wait        sc0 sc1), s_waitcnt vmcnt(0), then the invalidate
 #               (gfx90a: buffer_wbinvl1_vol; gfx94x: buffer_inv sc0 sc1); the
 #               result goes through LDS between two s_barriers; no clock read
+#   release     in this order: the buffer's (last) load, s_waitcnt vmcnt(0)
+#               between it and the s_barrier, the s_barrier, buffer_wbl2
+#               (gfx94x: sc0 sc1), s_waitcnt vmcnt(0), then the one 64-bit
+#               maximum of the release word, system scope: an atomic umax
+#               (gfx94x: sc1), or where the compiler expands it (clang-19)
+#               a returning cmpswap (gfx90a: glc; gfx94x: sc0 sc1) that a
+#               backward branch repeats; no clock read
 #
-#   tests/device/isa_check.sh [--variant normal|no-barrier|no-release]
+#   tests/device/isa_check.sh [--variant normal|no-barrier|no-release|release-no-wait|release-relaxed]
 #   tests/device/isa_check.sh --negatives
 #
-# --variant builds tests/device/isa_kernels.hip with the CTA barrier or the
-# release removed: the check must then fail.  --negatives runs both and
-# passes only if both are refused.  Prints TAP; exits 0, 1 on a failure,
-# 4 (skip) when neither compiler is there; a target whose compiler is
-# missing skips its tests.
+# --variant builds tests/device/isa_kernels.hip broken: the CTA barrier
+# removed (no-barrier), the counter's add relaxed (no-release), a release
+# without its wait for the loads and its barrier (release-no-wait), or
+# without its release fence, which leaves the maximum relaxed
+# (release-relaxed): the check must then fail for the functions it broke.
+# --negatives runs them all and passes only if every one is refused, for
+# those functions on every target that compiled.  Prints TAP; exits 0, 1
+# on a failure, 4 (skip) when neither compiler is there; a target whose
+# compiler is missing skips its tests.
 #
 # gfx942 through clang-19: Debian's rocm-device-libs 5.2 has no gfx942
 # ISA-version bitcode, so a directory of links to its files stands in,
@@ -44,8 +55,8 @@ CLANG19=${CLANG19:-clang-19}
 ROCM_BITCODE=${ROCM_BITCODE:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
 targets=${TPLAN_ISA_TARGETS:-gfx90a gfx940 gfx942}
 src=tests/device/isa_kernels.hip
-# The functions checked; release joins them once the header has it.
-functions="mark_ready arrived wait"
+# The functions checked.
+functions="mark_ready arrived wait release"
 
 usage() {
 	sed -n 's/^#   //p' "$0" | grep isa_check
@@ -91,23 +102,37 @@ fi
 # it), hipcc for the others.
 uses_clang19() { [ "$1" = gfx942 ]; }
 
+# The functions each broken build breaks: refused on every target.
+broken() {
+	case $1 in
+	no-barrier) echo "mark_ready arrived wait release" ;;
+	no-release) echo mark_ready ;;
+	release-no-wait|release-relaxed) echo release ;;
+	esac
+}
+
 if [ "$negatives" = 1 ]; then
+	variants="no-barrier no-release release-no-wait release-relaxed"
 	echo "TAP version 13"
-	echo "1..2"
+	echo "1..$(echo $variants | wc -w)"
 	n=0 rc=0
-	for v in no-barrier no-release; do
+	for v in $variants; do
 		n=$((n + 1))
 		log="$BUILD/isa/$v.tap"
 		mkdir -p "$BUILD/isa"
 		"$0" --variant "$v" >"$log" 2>&1
 		vrc=$?
+		# The functions it broke that the check passed anyway.
+		passed=$(awk -v want=" $(broken "$v") " '$1 == "ok" && !/# SKIP/ && index(want, " " $4 " ") { printf " %s %s", $3, $4 }' "$log")
 		if [ "$vrc" = 4 ]; then
 			echo "ok $n $v build refused # SKIP $(sed -n 's/^1..0 # SKIP //p' "$log")"
-		elif [ "$vrc" != 0 ] && grep -q '^not ok' "$log"; then
+		elif [ "$vrc" != 0 ] && grep -q '^not ok' "$log" && [ -z "$passed" ] &&
+		     ! grep -q '^not ok.*does not compile' "$log"; then
 			echo "ok $n $v build refused"
 			grep '^not ok' "$log" | sed 's/^/#   /'
 		else
-			echo "not ok $n $v build refused (the check passed a broken producer)"
+			echo "not ok $n $v build refused (the check passed a broken build:${passed:- none}; or it did not compile)"
+			sed 's/^/#   /' "$log"
 			rc=1
 		fi
 	done
@@ -118,6 +143,8 @@ case $variant in
 normal) defs= ;;
 no-barrier) defs=-DTPLAN_DEVICE_TEST_NO_BARRIER ;;
 no-release) defs=-DTPLAN_DEVICE_TEST_NO_RELEASE ;;
+release-no-wait) defs=-DTPLAN_DEVICE_TEST_RELEASE_NO_WAIT ;;
+release-relaxed) defs=-DTPLAN_DEVICE_TEST_RELEASE_RELAXED ;;
 *) usage >&2; exit 2 ;;
 esac
 
@@ -163,7 +190,9 @@ $0 ~ ("^[0-9a-f]+ <" kernel ">:") { inside = 1; next }
 }
 END {
 	if (!nins) { print "FAIL kernel " kernel " not found"; exit }
-	if (kernel == "isa_mark_ready") mark_ready(); else consumer()
+	if (kernel == "isa_mark_ready") mark_ready()
+	else if (kernel == "isa_release") release()
+	else consumer()
 }
 function is(what, ins) {
 	if (what == "store") return ins ~ /^(global|flat|buffer)_store_dword / # the tile
@@ -210,6 +239,61 @@ function mark_ready(   i, ins, adds, gates) {
 	if (adds != 1 || gates != 1) {
 		print "FAIL " adds " counter adds and " gates " gate writes, want 1 and 1"
 		return
+	}
+	print "OK"
+}
+# The maximum, or where the compiler expands a system-scope maximum
+# (LLVM 19), its compare-and-swap loop: a returning cmpswap, then a branch
+# back.
+function is_max(ins) {
+	if (ins ~ /^(flat|global)_atomic_umax_x2 /) return has_bits(ins, atomic_bits)
+	return ins ~ /^(flat|global)_atomic_cmpswap_x2 / && has_bits(ins, rmw_bits)
+}
+function release(   i, j, ins, bar, load, wait, wb, wbw, mx, maxes, wbl2_name) {
+	wbl2_name = wbl2
+	gsub(/[$^]/, "", wbl2_name)
+	for (i = 1; i <= nins; i++) {
+		ins = insn[i]
+		if (ins ~ clock) { print "FAIL a clock read (contract 5): " ins; return }
+		if (ins ~ /^(flat|global)_atomic_(umax|cmpswap)_x2 /) {
+			maxes++
+			if (!mx) mx = i
+		}
+		if (ins ~ /^s_barrier/ && !bar) bar = i
+	}
+	if (!bar) { print "FAIL no s_barrier after the buffer's loads"; return }
+	for (i = bar - 1; i >= 1 && !load; i--)
+		if (insn[i] ~ /^(global|flat|buffer)_load_/) load = i
+	if (!load) { print "FAIL no load of the buffer before the s_barrier"; return }
+	print "MATCH the buffer's (last) load: " insn[load]
+	for (i = load + 1; i < bar && !wait; i++)
+		if (insn[i] ~ /^s_waitcnt .*vmcnt\(0\)/) wait = i
+	if (!wait) { print "FAIL no s_waitcnt vmcnt(0) between the buffer's last load and the s_barrier"; return }
+	print "MATCH the wave's loads waited for: " insn[wait]
+	print "MATCH the CTA barrier: " insn[bar]
+	if (maxes != 1) { print "FAIL " maxes + 0 " 64-bit maxima (umax or cmpswap) of the release word, want 1"; return }
+	if (mx < bar) { print "FAIL the release word's maximum comes before the s_barrier: " insn[mx]; return }
+	for (i = bar + 1; i < mx; i++) {
+		if (!wb && insn[i] ~ wbl2) wb = i
+		else if (wb && !wbw && insn[i] ~ /^s_waitcnt .*vmcnt\(0\)/) wbw = i
+	}
+	if (!wb) { print "FAIL no " wbl2_name " (the release's L2 write-back) between the s_barrier and the release word's maximum: " insn[mx]; return }
+	print "MATCH the release's L2 write-back: " insn[wb]
+	if (!wbw) { print "FAIL no s_waitcnt vmcnt(0) between buffer_wbl2 and the release word's maximum: " insn[mx]; return }
+	print "MATCH its wait: " insn[wbw]
+	if (!is_max(insn[mx])) {
+		print "FAIL the release word's maximum is not system scope (umax " (atomic_bits ? atomic_bits : "with no scope bit") ", cmpswap " rmw_bits "): " insn[mx]
+		return
+	}
+	if (insn[mx] ~ /umax/) {
+		print "MATCH the maximum, system scope: " insn[mx]
+	} else {
+		for (j = mx + 1; j <= nins && j <= mx + 8; j++)
+			# A backward branch: its 16-bit offset is negative.
+			if (insn[j] ~ /^s_cbranch_[a-z]+ [0-9]+$/ && substr(insn[j], index(insn[j], " ") + 1) + 0 >= 32768)
+				break
+		if (j > nins || j > mx + 8) { print "FAIL a cmpswap of the release word that no loop repeats: " insn[mx]; return }
+		print "MATCH the maximum as a compare-and-swap loop, system scope: " insn[mx] "; " insn[j]
 	}
 	print "OK"
 }

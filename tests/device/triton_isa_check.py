@@ -16,20 +16,33 @@ spec (ARCHITECTURE.md section 5) in the AMDGCN, as TAP:
               buffer_wbinvl1_vol); the result reaches the CTA through LDS
               and a barrier; no clock read; wait sleeps (s_sleep) between
               polls
+  release     in this order: the buffer's (last) load, s_waitcnt vmcnt(0)
+              (the wave's loads) between it and the s_barrier, the
+              s_barrier, buffer_wbl2 (gfx942: sc0 sc1), s_waitcnt vmcnt(0),
+              then the one 64-bit maximum of the release word at system
+              scope: an atomic umax (gfx942: sc1), or where the compiler
+              expands it a returning cmpswap (gfx942: sc0 sc1; gfx90a: glc)
+              that a branch back repeats; no clock read
   example     the README's Triton producer (examples/triton_gemm_all_gather.py):
               its tile's stores come before mark_ready's wait, barrier,
               write-back and add
 
-  triton_isa_check.py [--variant normal|no-wait|no-release] [--targets "gfx90a gfx942"]
+  triton_isa_check.py [--variant normal|no-wait|no-release|release-max] [--targets "gfx90a gfx942"]
                       [--dump DIR] [--from-dump DIR]
   triton_isa_check.py --negatives
 
---variant replaces one step of mark_ready from outside the module (the
-stores' wait, or the release: made relaxed); the check must then fail.
---negatives runs both in fresh processes and passes only if both are
-refused, in the test producer and the example, on every target.  --dump writes each kernel's AMDGCN; --from-dump checks such
-files without Triton.  Exit 0, 1 on a failure, 4 (skip) without Triton:
-PyPI is not reachable from CI, so this runs where Triton is installed.
+--variant replaces one step of mark_ready and release from outside the
+module (the wave's wait, or the release: the add made relaxed, the
+maximum made a relaxed one alone), or makes release one release maximum
+(release-max: Triton 3.6 drops the wait after its write-back, see
+python/tplan/triton.py); the check must then fail.  --negatives runs them
+in fresh processes and passes only if each is refused: no-wait and
+no-release in the test producer, the example and the test release,
+release-max in the test release, on every target.  --dump writes each
+kernel's AMDGCN (its body, without debug directives and comments), as
+tests/device/triton-3.6 holds it; --from-dump checks such files without
+Triton.  Exit 0, 1 on a failure, 4 (skip) without Triton: PyPI is not
+reachable from CI, so this runs where Triton is installed.
 """
 
 from __future__ import annotations
@@ -47,15 +60,16 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 TARGETS = ["gfx90a", "gfx942"]
-KERNELS = ["mark_ready", "arrived", "arrived_global", "wait", "example"]
-# release() joins KERNELS (and gets a rule in check()) once it exists.
+KERNELS = ["mark_ready", "arrived", "arrived_global", "wait", "release", "example"]
 
 
 # ---- the rules, over the AMDGCN text ------------------------------------------
 
 
-def instructions(asm: str, kernel: str) -> list[str]:
-    """The instructions of one kernel's body, comments and labels dropped."""
+def instructions(asm: str, kernel: str, labels: dict | None = None) -> list[str]:
+    """The instructions of one kernel's body, comments and labels dropped;
+    labels, if given, gets each label's position (the next instruction's
+    index)."""
     out, inside = [], False
     for line in asm.splitlines():
         if re.match(r"^%s:" % re.escape(kernel), line):
@@ -68,21 +82,50 @@ def instructions(asm: str, kernel: str) -> list[str]:
         if not inside:
             continue
         ins = re.sub(r"\s*;.*$", "", line).strip()
+        if ins.endswith(":") and labels is not None:
+            labels[ins[:-1]] = len(out)
         if not ins or ins.endswith(":") or ins.startswith("."):
             continue
         out.append(ins)
     return out
 
 
+def trim(asm: str, kernel: str) -> str:
+    """What --dump records of a kernel: its body, from its label to
+    .Lfunc_end, without debug directives and comments (the rules read
+    nothing else)."""
+    out, inside = [], False
+    for line in asm.splitlines():
+        if re.match(r"^%s:" % re.escape(kernel), line):
+            inside = True
+            out.append(line)
+            continue
+        if not inside or re.match(r"^\s*\.(loc|file|cfi_\w+|p2align)(\s|$)", line):
+            continue
+        line = re.sub(r"\s*;.*$", "", line)
+        if line.strip():
+            out.append(line)
+        if line.startswith(".Lfunc_end"):
+            break
+    return "\n".join(out) + "\n"
+
+
+def kernel_name(kernel: str) -> str:
+    return "isa_" + kernel if kernel != "example" else "gemm_producer"
+
+
 def bits(target: str) -> dict:
     if target == "gfx942":
         return {
             "rmw": ("sc1",),  # system scope; returning adds carry sc0 too
+            "rmw_ret": ("sc0", "sc1"),  # a returning one
             "load": ("sc0", "sc1"),
             "wbl2": r"^buffer_wbl2 sc0 sc1$",
             "inv": [r"^buffer_inv sc0 sc1$"],
         }
-    return {"rmw": ("glc",), "load": ("glc",), "wbl2": r"^buffer_wbl2$", "inv": [r"^buffer_invl2$", r"^buffer_wbinvl1_vol$"]}
+    # gfx90a: no scope bit on an atomic; glc asks for the old value.
+    return {"rmw": ("glc",), "rmw_ret": ("glc",), "load": ("glc",), "wbl2": r"^buffer_wbl2$",
+            "inv": [r"^buffer_invl2$", r"^buffer_wbinvl1_vol$"]}
 
 
 def has_bits(ins: str, want) -> bool:
@@ -95,6 +138,8 @@ STORE = re.compile(r"^(global|flat|buffer)_store_(dword|b32|short|byte)")
 ADD = re.compile(r"^(flat|global)_atomic_add_x2 ")
 GATE = re.compile(r"^(flat|global)_(atomic_swap_x2|store_dwordx2) ")
 WAIT0 = re.compile(r"^s_waitcnt .*vmcnt\(0\)")
+LOAD = re.compile(r"^(global|flat|buffer)_load_")
+MAX = re.compile(r"^(flat|global|buffer)_atomic_(umax|cmpswap)_x2 ")
 
 
 def check_mark_ready(ins: list[str], target: str, tile_store=STORE) -> tuple[bool, list[str]]:
@@ -141,6 +186,61 @@ def check_mark_ready(ins: list[str], target: str, tile_store=STORE) -> tuple[boo
     return True, notes
 
 
+def check_release(ins: list[str], target: str, labels: dict) -> tuple[bool, list[str]]:
+    """The release, anchored on the release word's maximum: the maximum
+    itself, or where the compiler expands a system-scope maximum into a
+    compare-and-swap loop, that loop's cmpswap."""
+    b = bits(target)
+    clock = [i for i in ins if CLOCK.match(i)]
+    if clock:
+        return False, ["FAIL a clock read (contract 5): " + clock[0]]
+    maxes = [k for k, i in enumerate(ins) if MAX.match(i)]
+    if len(maxes) != 1:
+        return False, ["FAIL %d 64-bit maxima (umax or cmpswap) of the release word, want 1" % len(maxes)]
+    mx = maxes[0]
+
+    def last(pred, before, after=-1):
+        return max((k for k in range(after + 1, before) if pred(ins[k])), default=-1)
+
+    def first(pred, before, after):
+        return min((k for k in range(after + 1, before) if pred(ins[k])), default=-1)
+
+    bar = last(lambda i: i.startswith("s_barrier"), mx)
+    if bar < 0:
+        return False, ["FAIL no s_barrier before the release word's maximum: " + ins[mx]]
+    load = last(lambda i: LOAD.match(i), bar)
+    if load < 0:
+        return False, ["FAIL no load of the buffer before the release's s_barrier"]
+    notes = ["MATCH the buffer's (last) load: " + ins[load]]
+    wait1 = first(lambda i: WAIT0.match(i), bar, load)
+    if wait1 < 0:
+        return False, notes + ["FAIL no s_waitcnt vmcnt(0) between the buffer's last load and the s_barrier (%s)" % ins[bar]]
+    notes.append("MATCH the wave's loads waited for: " + ins[wait1])
+    notes.append("MATCH the CTA barrier: " + ins[bar])
+    wbl2 = first(lambda i: re.match(b["wbl2"], i), mx, bar)
+    if wbl2 < 0:
+        return False, notes + ["FAIL no %s (the release's L2 write-back) between the s_barrier and the maximum: %s" % (b["wbl2"].strip("^$"), ins[mx])]
+    notes.append("MATCH the release's L2 write-back: " + ins[wbl2])
+    wait2 = first(lambda i: WAIT0.match(i), mx, wbl2)
+    if wait2 < 0:
+        return False, notes + ["FAIL no s_waitcnt vmcnt(0) between buffer_wbl2 and the maximum: " + ins[mx]]
+    notes.append("MATCH its wait: " + ins[wait2])
+    if "umax" in ins[mx]:
+        want = b["rmw"] if target == "gfx942" else ()  # gfx90a: no scope bit
+        if not has_bits(ins[mx], want):
+            return False, notes + ["FAIL the maximum is not system scope (%s): %s" % (" ".join(want), ins[mx])]
+        notes.append("MATCH the maximum, system scope: " + ins[mx])
+        return True, notes
+    if not has_bits(ins[mx], b["rmw_ret"]):
+        return False, notes + ["FAIL the maximum's cmpswap is not a returning system-scope one (%s): %s" % (" ".join(b["rmw_ret"]), ins[mx])]
+    loop = [ins[k] for k in range(mx + 1, min(mx + 12, len(ins)))
+            if re.match(r"^s_cbranch_\w+ (\S+)$", ins[k]) and labels.get(ins[k].split()[1], len(ins)) <= mx]
+    if not loop:
+        return False, notes + ["FAIL a cmpswap of the release word that no branch back repeats: " + ins[mx]]
+    notes.append("MATCH the maximum as a compare-and-swap loop, system scope: %s; %s" % (ins[mx], loop[0]))
+    return True, notes
+
+
 def check_consumer(ins: list[str], target: str, polls: bool) -> tuple[bool, list[str]]:
     b = bits(target)
     notes = []
@@ -184,10 +284,13 @@ def check_consumer(ins: list[str], target: str, polls: bool) -> tuple[bool, list
 
 
 def check(kernel: str, asm: str, target: str) -> tuple[bool, list[str]]:
-    name = "isa_" + kernel if kernel != "example" else "gemm_producer"
-    ins = instructions(asm, name)
+    name = kernel_name(kernel)
+    labels: dict = {}
+    ins = instructions(asm, name, labels)
     if not ins:
         return False, ["FAIL kernel %s not found in the AMDGCN" % name]
+    if kernel == "release":
+        return check_release(ins, target, labels)
     if kernel == "mark_ready":
         return check_mark_ready(ins, target)
     if kernel == "example":
@@ -199,7 +302,7 @@ def check(kernel: str, asm: str, target: str) -> tuple[bool, list[str]]:
 
 
 def patch_variant(variant: str) -> None:
-    """Break one step of mark_ready from outside tplan.triton."""
+    """Break one step of mark_ready and release from outside tplan.triton."""
     import triton
     import triton.language as tl
 
@@ -211,14 +314,26 @@ def patch_variant(variant: str) -> None:
         def _no_wait():
             pass
 
-        tt._wait_stores = _no_wait
+        tt._wait_vmem = _no_wait
     elif variant == "no-release":
 
         @triton.jit
         def _relaxed_add(counter):
             return tl.atomic_add(counter, 1, sem="relaxed", scope="sys")
 
+        @triton.jit
+        def _relaxed_max(word, value):
+            return tl.atomic_max(word, value, sem="relaxed", scope="sys")
+
         tt._release_add = _relaxed_add
+        tt._release_max = _relaxed_max
+    elif variant == "release-max":
+
+        @triton.jit
+        def _max_alone(word, value):
+            return tl.atomic_max(word, value, sem="release", scope="sys")
+
+        tt._release_max = _max_alone
 
 
 def kernels():
@@ -254,11 +369,22 @@ def kernels():
         if TriggeredView.initialize(handle).wait(chunk, src, max_polls) == 0:
             tl.store(dst_buf + offs, tl.load(src_buf + offs))
 
+    # Read the round's data, release it, then use what was read: nothing
+    # but the release waits for the loads before it.
+    @triton.jit
+    def isa_release(handle, src_buf, dst_buf, BLOCK: tl.constexpr):
+        cv = TriggeredView.initialize(handle)
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(src_buf + offs)
+        cv.release()
+        tl.store(dst_buf + offs, x)
+
     return {
         "mark_ready": (isa_mark_ready, {"handle": "*u8", "tile": "*fp32", "chunk": "i32", "BLOCK": "constexpr"}, {"BLOCK": 512}),
         "arrived": (isa_arrived, {"handle": "*u8", "src_buf": "*fp32", "dst_buf": "*fp32", "src": "i32", "chunk": "i32", "BLOCK": "constexpr"}, {"BLOCK": 512}),
         "arrived_global": (isa_arrived_global, {"handle": "*u8", "src_buf": "*fp32", "dst_buf": "*fp32", "chunk": "i32", "BLOCK": "constexpr"}, {"BLOCK": 512}),
         "wait": (isa_wait, {"handle": "*u8", "src_buf": "*fp32", "dst_buf": "*fp32", "src": "i32", "chunk": "i32", "max_polls": "i64", "BLOCK": "constexpr"}, {"BLOCK": 512}),
+        "release": (isa_release, {"handle": "*u8", "src_buf": "*fp32", "dst_buf": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 512}),
     }
 
 
@@ -317,7 +443,7 @@ def run(variant: str, targets: list[str], dump: str | None, from_dump: str | Non
                     if dump:
                         os.makedirs(dump, exist_ok=True)
                         with open(path, "w") as f:
-                            f.write(asm)
+                            f.write(trim(asm, kernel_name(k)))
             except Exception as e:
                 if os.environ.get("TPLAN_ISA_TRACEBACK"):
                     import traceback
@@ -339,9 +465,13 @@ def run(variant: str, targets: list[str], dump: str | None, from_dump: str | Non
 
 def negatives(targets: list[str], dump: str | None, from_dump: str | None) -> int:
     print("TAP version 13")
-    print("1..2")
+    # Each broken build, and the kernels it breaks.
+    variants = (("no-wait", ("mark_ready", "example", "release")),
+                ("no-release", ("mark_ready", "example", "release")),
+                ("release-max", ("release",)))
+    print("1..%d" % len(variants))
     rc = 0
-    for n, v in enumerate(("no-wait", "no-release"), 1):
+    for n, (v, broken) in enumerate(variants, 1):
         cmd = [sys.executable, os.path.abspath(__file__), "--variant", v, "--targets", " ".join(targets)]
         if dump:
             cmd += ["--dump", dump]
@@ -349,8 +479,8 @@ def negatives(targets: list[str], dump: str | None, from_dump: str | None) -> in
             cmd += ["--from-dump", from_dump]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         refused = [x for x in p.stdout.splitlines() if x.startswith("not ok")]
-        # Every producer (the test kernel and the example) on every target.
-        want = {"%s %s" % (t, k) for t in targets for k in ("mark_ready", "example")}
+        # Every kernel it breaks, on every target.
+        want = {"%s %s" % (t, k) for t in targets for k in broken}
         got = {" ".join(x.split(":")[0].split()[3:5]) for x in refused}
         if p.returncode == 4:
             skip = re.sub(r"^.*# SKIP ", "", p.stdout.strip().splitlines()[-1])
@@ -360,7 +490,7 @@ def negatives(targets: list[str], dump: str | None, from_dump: str | None) -> in
             for x in refused:
                 print("#   " + x)
         else:
-            print("not ok %d %s build refused (the check passed a broken producer: %s; or it did not compile)" % (n, v, ", ".join(sorted(want - got)) or "-"))
+            print("not ok %d %s build refused (the check passed a broken build: %s; or it did not compile)" % (n, v, ", ".join(sorted(want - got)) or "-"))
             for x in p.stdout.splitlines():
                 print("#   " + x)
             rc = 1
@@ -369,7 +499,7 @@ def negatives(targets: list[str], dump: str | None, from_dump: str | None) -> in
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variant", default="normal", choices=["normal", "no-wait", "no-release"])
+    ap.add_argument("--variant", default="normal", choices=["normal", "no-wait", "no-release", "release-max"])
     ap.add_argument("--negatives", action="store_true")
     ap.add_argument("--targets", default=os.environ.get("TPLAN_TRITON_TARGETS", " ".join(TARGETS)))
     ap.add_argument("--dump")

@@ -87,7 +87,7 @@ for p in "$man"/*.3 "$man"/*.7; do
 	[ "${b##*.}" = 3 ] || continue
 	name_line=$(sed -n '/^\.SH NAME/,/^\.SH /p' "$p")
 	for f in $($api synopsis "$p" | cut -f1); do
-		echo "$name_line" | grep -qw "$f" || bad="$bad"$'\n'"$b: NAME does not list $f"
+		grep -qw "$f" <<<"$name_line" || bad="$bad"$'\n'"$b: NAME does not list $f"
 	done
 done
 t "$([ -z "$bad" ]; echo $?)" "pages have NAME, SYNOPSIS, DESCRIPTION, RETURN VALUE, ERRORS, SEE ALSO; links resolve" "$bad"
@@ -123,7 +123,7 @@ for ioc in $($api ioctls uapi/tplan.h); do
 	sec=$(awk -v s=".SS $ioc" '$0 == s { on = 1; next } on && /^\.S[HS] / { exit } on' "$man/tplan.7")
 	if [ -z "$sec" ]; then
 		bad="$bad $ioc(no .SS)"
-	elif ! echo "$sec" | grep -q 'Errors'; then
+	elif ! grep -q 'Errors' <<<"$sec"; then
 		bad="$bad $ioc(no errors)"
 	fi
 done

@@ -93,6 +93,24 @@ t(tplan.library_version() == tplan.__version__, "libtplan %s is the package's ve
 ok, e = raises(lambda: tplan.Context(path="/nonexistent/tplan"), errno.ENOENT)
 t(ok and "/nonexistent/tplan" in e.detail and isinstance(e, OSError), "a failed open is a TplanError (an OSError) with ENOENT and the path", e)
 
+# ---- the device header's host build, on a gate table in this process --------------
+
+from tplan.plan import Handle, TriggeredView  # noqa: E402
+
+# Two ranks, chunks 0-1 rank 0's and 2 rank 1's: rows 0-2, then the release row.
+gates = (ctypes.c_uint64 * (4 * _lib.GATE_ROW_BYTES // 8))()
+hc = _lib.tplan_handle(gates=ctypes.addressof(gates), round=5, rank=0, world_size=2, nchunks=2, total_chunks=3)
+hc.chunk_base[1], hc.chunk_base[2] = 2, 3
+word = 3 * _lib.GATE_ROW_BYTES // 8
+TriggeredView.initialize(Handle(hc)).release()
+got = [gates[word]]
+hc.round = 3
+TriggeredView.initialize(Handle(hc)).release()
+got.append(gates[word])
+t(got == [5, 5] and sum(gates) == 5, "TriggeredView.release() raises the release word (row total_chunks) to the round, never lowers it", got)
+t(callable(_lib.call("tplan_plan_next_round_unreleased")) and callable(_lib.call("tplan_handle_release")),
+  "the library has tplan_plan_next_round_unreleased and tplan_handle_release (next_round(release=False), release())")
+
 # ---- schedules ------------------------------------------------------------------
 
 mine = Tensor(offset=4096, rows=40, cols=52, elem_size=4, pitch=256)

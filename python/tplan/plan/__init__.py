@@ -9,7 +9,11 @@
             producer(handle)                # TriggeredView.initialize(handle).mark_ready(chunk)
             plan.wait()                     # every chunk delivered everywhere
             ...                             # read this round's data
-            plan.next_round()               # collective: done reading
+            plan.next_round()               # local: done reading
+
+Or the consumer says it has read the round itself, and the host re-arms
+without waiting for it: ``plan.next_round(release=False)``, then the
+consumer's ``TriggeredView.initialize(handle).release()`` once it has read.
 
 :class:`TriggeredView` here is the CPU one (a producer or consumer thread
 of the host); Triton kernels use :class:`tplan.triton.TriggeredView`, which
@@ -134,6 +138,15 @@ class TriggeredView:
         s, c = self._src(chunk, src)
         _lib.check(self._lib.tplan_handle_wait(byref(self._c), s, c, max_polls), "wait")
 
+    def release(self) -> None:
+        """This thread has finished reading the round's data: peers' copies
+        of the next round may land in the buffer (the spec's contract point
+        6), for a plan re-armed with ``next_round(release=False)``.  Once
+        per round, after the last read; raises this rank's release word to
+        the round with release ordering (tplan_handle_release()), and the
+        word only grows.  Needs libtplan 0.3."""
+        _lib.check(_lib.call("tplan_handle_release")(byref(self._c)), "release")
+
 
 class TriggeredPlan:
     """A plan over `out` (a NumPy array in the heap, the same offset on every
@@ -206,9 +219,19 @@ class TriggeredPlan:
         # The plan's chunk bases, from the round's handle (a wait follows a start).
         return self._chunk_base
 
-    def next_round(self) -> None:
-        """Collective: done reading this round; prepare the next everywhere."""
-        self._ctx._check(self._lib.tplan_plan_next_round(self._p()), "tplan_plan_next_round")
+    def next_round(self, release: bool = True) -> None:
+        """Queue the next round on this rank's queues; local, it waits for
+        no other rank.  release=True: done reading this round, released
+        here.  release=False: not released; the consumer releases it once
+        it has read it (``TriggeredView.release()``, here or in a Triton
+        kernel, or tplan_release() on a GPU), so the host need not wait for
+        the reader (libtplan 0.3).  Until then, peers' copies of the next
+        round into this rank wait on their engines."""
+        if release:
+            self._ctx._check(self._lib.tplan_plan_next_round(self._p()), "tplan_plan_next_round")
+        else:
+            self._ctx._check(_lib.call("tplan_plan_next_round_unreleased")(self._p()),
+                             "tplan_plan_next_round_unreleased")
 
     @property
     def state(self) -> str:
