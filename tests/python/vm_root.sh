@@ -20,7 +20,9 @@ BUILD=${2:-build}
 py=/usr/bin/python3
 pyver=$($py -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 np=$($py -c 'import numpy, os; print(os.path.dirname(numpy.__file__))')
-lib=$(ls "$BUILD"/lib/libtplan.so.*.*.* | head -n 1)
+# This version's library, not an older one a previous build left there.
+lib=$BUILD/lib/libtplan.so.$(sed -n 's/^VERSION := //p' Makefile)
+[ -e "$lib" ] || { echo "vm_root: no $lib: run make lib" >&2; exit 1; }
 
 rm -rf "$out"
 mkdir -p "$out/usr/bin" "$out/opt/tplan"
