@@ -459,8 +459,7 @@ static void tplan_plan_gates_init(struct tplan_group *g, u32 rank, struct tplan_
 		}
 	}
 	/* The rounds before first count as read: first's copies may land at once. */
-	if (p->total_chunks)
-		WRITE_ONCE(*tplan_plan_release_word(g, rank, p), before);
+	tplan_plan_set_released(g, rank, p, before);
 }
 
 /* A failed prepare: nothing was queued anywhere; the charge goes back. */
