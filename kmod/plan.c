@@ -264,6 +264,7 @@ static void tplan_plan_part_free(struct tplan_plan_part *part)
 	kvfree(part->images);
 	kvfree(part->spans);
 	kvfree(part->wait_items);
+	kvfree(part->round_gate);
 	for (peer = 0; peer < TPLAN_MAX_WORLD_SIZE; peer++) {
 		kvfree(part->tmpl[peer].dw);
 		kvfree(part->tmpl[peer].chain_at);
@@ -540,7 +541,7 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 
 	if (!g)
 		return -ENOTCONN;
-	if (cmd->flags || cmd->__reserved)
+	if (cmd->flags || cmd->depth > TPLAN_PLAN_DEPTH_MAX)
 		return -EINVAL;
 
 	mine = (struct tplan_create_blob) {
@@ -598,6 +599,7 @@ int tplan_plan_create(struct tplan_ucmd *ucmd)
 	p->part[tf->rank].nchunks = mine.nchunks;
 	p->part[tf->rank].own_off = mine.own_off;
 	p->part[tf->rank].own_bytes = mine.own_bytes;
+	p->part[tf->rank].depth = max(cmd->depth, 1U);
 	kref_get(&p->kref);
 	mutex_unlock(&g->lock);
 
@@ -642,6 +644,8 @@ int tplan_plan_state(struct tplan_ucmd *ucmd)
 	if (p && !p->create_err && p->attached & BIT(ucmd->tf->rank)) {
 		cmd->state = READ_ONCE(p->part[ucmd->tf->rank].state);
 		cmd->round = READ_ONCE(p->part[ucmd->tf->rank].round);
+		cmd->armed = READ_ONCE(p->part[ucmd->tf->rank].armed);
+		cmd->depth = p->part[ucmd->tf->rank].depth;
 	} else {
 		p = NULL;
 	}

@@ -65,6 +65,16 @@ struct tplan_plan_part {
 	u64 arm_seq[TPLAN_MAX_WORLD_SIZE];
 	u32 armed;
 	/*
+	 * Rounds kept queued ahead (1: one at a time), the first round, and
+	 * for each queue the last gate sequence of each of the last depth
+	 * rounds armed (round j at [peer * depth + j % depth]): round j may
+	 * be queued once round j - depth's gate FENCEs ran, so the gated
+	 * bytes stay within the depth rounds reserved.
+	 */
+	u32 depth;
+	u32 first;
+	u32 *round_gate;
+	/*
 	 * peer_bytes is reserved on every queue of peer_mask: from prepare's
 	 * reserve step until close (or the prepare's failure) gives it back;
 	 * both are steps of this file's collective slot, never two at once.

@@ -18,6 +18,8 @@
 
 #include "plan.h"
 
+#define TPLAN_CLOSE_REOPEN_MS 100
+
 /*
  * Is the part held back on one of its queues by an earlier plan's chains
  * that are still gated (PREPARED) or themselves held back (CLOSING)?
@@ -56,7 +58,10 @@ static bool tplan_plan_blocked(struct tplan_file *tf, struct tplan_plan *p)
 /*
  * Wait (killably, until deadline) for the part's chains to leave every
  * queue: 0, -EAGAIN (held back by an earlier plan: no wait), -ETIMEDOUT,
- * -EINTR (dying).
+ * -EINTR (dying).  The gates are opened again every
+ * TPLAN_CLOSE_REOPEN_MS meanwhile: with rounds armed ahead, a producer's
+ * mark that raced the close may have stored an earlier round in a ready
+ * gate that close had opened to the last round armed.
  */
 static int tplan_plan_drain(struct tplan_file *tf, struct tplan_plan *p, u64 deadline)
 {
@@ -75,11 +80,18 @@ static int tplan_plan_drain(struct tplan_file *tf, struct tplan_plan *p, u64 dea
 		if (!(part->peer_mask & BIT(peer)) || !q)
 			continue;
 		/* Not on a broken group: this rank's chains run all the same. */
-		ret = tplan_wait_deadline(q->owner_wq,
-					  tplan_queue_done_passed(q, part->peer_done[peer]) ||
-					  READ_ONCE(q->state), deadline, true);
-		if (ret)
-			return ret;
+		do {
+			u64 until = min(deadline, ktime_get_ns() +
+					TPLAN_CLOSE_REOPEN_MS * NSEC_PER_MSEC);
+
+			ret = tplan_wait_deadline(q->owner_wq,
+						  tplan_queue_done_passed(q, part->peer_done[peer]) ||
+						  READ_ONCE(q->state), until, true);
+			if (ret == -ETIMEDOUT && until < deadline)
+				tplan_plan_open_gates(g, tf->rank, p, READ_ONCE(part->armed));
+			else if (ret)
+				return ret;
+		} while (ret);
 	}
 	return 0;
 }
@@ -164,7 +176,7 @@ int tplan_plan_close(struct tplan_ucmd *ucmd)
 
 	/* Closing: starts fail, waits end (their state is gone). */
 	mutex_lock(&part->lock);
-	round = part->round;
+	round = part->armed;
 	part->state = TPLAN_PLAN_CLOSING;
 	part->started = false;
 	mutex_unlock(&part->lock);

@@ -255,7 +255,7 @@ static void tplan_plan_unreserve_mask(struct tplan_file *tf, struct tplan_plan_p
 
 	for (peer = 0; peer < tf->group->world_size; peer++)
 		if (mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
-			tplan_queue_budget_unreserve(q, part->peer_bytes[peer]);
+			tplan_queue_budget_unreserve(q, part->peer_bytes[peer] * part->depth);
 }
 
 /*
@@ -272,9 +272,9 @@ void tplan_plan_unreserve(struct tplan_file *tf, struct tplan_plan_part *part)
 }
 
 /*
- * Prepare's reserve step, all or none: on every queue the plan uses, one
- * round's charge reserved for the plan's life and the round's template
- * laid out.  The chain images are not needed after that.
+ * Prepare's reserve step, all or none: on every queue the plan uses,
+ * depth rounds' charge reserved for the plan's life and the round's
+ * template laid out.  The chain images are not needed after that.
  */
 static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan *p)
 {
@@ -284,6 +284,10 @@ static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan *p)
 	u32 peer, n, mask = 0;
 	int ret = 0;
 
+	part->round_gate = tplan_part_alloc(part, (size_t)g->world_size * part->depth,
+					    sizeof(*part->round_gate));
+	if (!part->round_gate)
+		return -ENOMEM;
 	for (peer = 0; peer < g->world_size; peer++) {
 		/* The peer's release word, in this rank's map. */
 		u64 release = tplan_heap_dev(g, tf->rank, peer) + p->gate_off +
@@ -297,7 +301,7 @@ static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan *p)
 		if (!ret)
 			ret = tplan_queue_usable(q);
 		if (!ret)
-			ret = tplan_queue_budget_reserve(q, part->peer_bytes[peer]);
+			ret = tplan_queue_budget_reserve(q, part->peer_bytes[peer] * part->depth);
 		if (ret)
 			break;
 		mask |= BIT(peer);
@@ -341,21 +345,26 @@ static void tplan_plan_stage_end(struct tplan_file *tf, struct tplan_plan_part *
 
 /*
  * Write round from the templates on every queue, unpublished: all or
- * none.  The charge is held already.
+ * none.  The charge is held already: with depth rounds reserved, each
+ * queue first waits for round - depth to pass its gates.
  */
 static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part, u32 round,
 			    u32 timeout_ms)
 {
 	struct tplan_queue *q;
-	u32 peer;
+	u32 peer, *slot;
 	int ret;
 
 	for (peer = 0; peer < tf->group->world_size; peer++) {
 		if (!(part->peer_mask & BIT(peer)))
 			continue;
+		slot = &part->round_gate[peer * part->depth + round % part->depth];
 		/* Made by the reserve step: only the file's release frees it. */
-		ret = tplan_queue_get(tf, peer, &q) ?:
-		      tplan_queue_stage_round(q, &part->tmpl[peer], round, timeout_ms);
+		ret = tplan_queue_get(tf, peer, &q);
+		if (!ret && (u64)round >= (u64)part->first + part->depth)
+			ret = tplan_queue_wait_gate(q, *slot, timeout_ms);
+		if (!ret)
+			ret = tplan_queue_stage_round(q, &part->tmpl[peer], round, timeout_ms, slot);
 		if (ret) {
 			tplan_plan_stage_end(tf, part, peer, false);
 			return ret;
@@ -365,15 +374,15 @@ static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part,
 }
 
 /*
- * Note that this rank arms round of p on its queues (with release, after
- * releasing the round before: the release word holds it from here on),
+ * Note that this rank arms round of p on its queues (after releasing
+ * round `released`, if not 0: the release word holds it from here on),
  * and check the order of rounds on every queue it sends or receives p on
  * (tplan_plan_order_check_locked()): -EDEADLK, with nothing armed noted,
  * when it is broken.  A release made stays made: it only says that this
  * rank has read the round.
  */
 static int tplan_plan_note_round(struct tplan_file *tf, struct tplan_plan *p, u32 round,
-				 bool release)
+				 u32 released)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 	struct tplan_group *g = tf->group;
@@ -382,8 +391,8 @@ static int tplan_plan_note_round(struct tplan_file *tf, struct tplan_plan *p, u3
 	int ret;
 
 	mutex_lock(&g->lock);
-	if (release)
-		tplan_plan_set_released(g, tf->rank, p, round - 1);
+	if (released)
+		tplan_plan_set_released(g, tf->rank, p, released);
 	armed = part->armed;
 	memcpy(seq, part->arm_seq, sizeof(seq));
 	part->armed = round;
@@ -401,6 +410,70 @@ static int tplan_plan_note_round(struct tplan_file *tf, struct tplan_plan *p, u3
 	}
 	mutex_unlock(&g->lock);
 	return ret;
+}
+
+/*
+ * Rounds armed ahead and shared queues do not mix: a queue runs rounds in
+ * the order they were queued, so with p's rounds queued ahead of another
+ * plan's (or the other's ahead of p's), a receiver that reads the two
+ * plans' rounds alternately would wait for a round queued behind one it
+ * has not released.  -EDEADLK when one of the plans this rank has
+ * prepared sends on a queue p sends on and either keeps more than one
+ * round armed.  The sender's own parts tell it, so every queue is
+ * checked by its sender; the commit vote then fails the prepare on every
+ * rank.
+ */
+static int tplan_plan_separate(struct tplan_file *tf, struct tplan_plan *p)
+{
+	struct tplan_plan_part *mine = &p->part[tf->rank], *o;
+	struct tplan_group *g = tf->group;
+	struct tplan_plan *y;
+	int ret = 0;
+	u32 state;
+
+	mutex_lock(&g->lock);
+	list_for_each_entry(y, &g->plans, node) {
+		if (y == p || y->create_err || !(y->attached & BIT(tf->rank)) ||
+		    y->closed & BIT(tf->rank))
+			continue;
+		o = &y->part[tf->rank];
+		state = READ_ONCE(o->state);
+		if ((state == TPLAN_PLAN_PREPARED || state == TPLAN_PLAN_DONE) &&
+		    o->peer_mask & mine->peer_mask && (o->depth > 1 || mine->depth > 1))
+			ret = -EDEADLK;
+	}
+	mutex_unlock(&g->lock);
+	return ret;
+}
+
+/*
+ * Queue rounds part->armed + 1 .. to on this rank's queues (releasing
+ * round `released` first, if not 0), each written on every queue and
+ * then published, one round after the other.  Local.  On an error the
+ * rounds before the failed one stay queued.
+ */
+static int tplan_plan_arm_rounds(struct tplan_file *tf, struct tplan_plan *p, u32 to,
+				 u32 released, u32 timeout_ms)
+{
+	struct tplan_plan_part *part = &p->part[tf->rank];
+	u64 round;
+	int ret;
+
+	for (round = (u64)part->armed + 1; round <= to; round++) {
+		ret = tplan_plan_note_round(tf, p, round, released) ?:
+		      tplan_plan_stage(tf, part, round, timeout_ms);
+		if (ret)
+			return ret;
+		tplan_plan_stage_end(tf, part, tf->group->world_size, true);
+		released = 0;
+	}
+	return 0;
+}
+
+/* The last round to keep armed when round is the current one. */
+static u32 tplan_plan_arm_end(struct tplan_plan_part *part, u32 round)
+{
+	return (u32)min_t(u64, (u64)round + part->depth - 1, TPLAN_ROUND_MAX);
 }
 
 /*
@@ -424,7 +497,8 @@ static int tplan_plan_queue_first(struct tplan_file *tf, struct tplan_plan *p, u
 		tplan_plan_unreserve(tf, part);
 		return ret;
 	}
-	err = tplan_plan_note_round(tf, p, round, false) ?:
+	err = tplan_plan_separate(tf, p) ?:
+	      tplan_plan_note_round(tf, p, round, 0) ?:
 	      tplan_plan_stage(tf, part, round, timeout_ms);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
 	if (!err)
@@ -476,9 +550,9 @@ static void tplan_plan_fail(struct tplan_file *tf, struct tplan_plan *p)
 }
 
 /*
- * Mark the part busy while a step runs, if it is in state from; -EBUSY
- * otherwise.  Steps of one file are collectives, one at a time, so only a
- * wait or a start can meet a step here.
+ * Mark the part busy while a step runs, if its state is one of the bits
+ * of from; -EBUSY otherwise.  Steps of one file are collectives, one at a
+ * time, so only a wait or a start can meet a step here.
  */
 static int tplan_part_claim(struct tplan_plan_part *part, u32 from)
 {
@@ -486,7 +560,7 @@ static int tplan_part_claim(struct tplan_plan_part *part, u32 from)
 
 	if (mutex_lock_killable(&part->lock))
 		return -EINTR;
-	if (part->state != from || part->busy)
+	if (!(BIT(part->state) & from) || part->busy)
 		ret = -EBUSY;
 	else
 		part->busy = true;
@@ -497,6 +571,8 @@ static int tplan_part_claim(struct tplan_plan_part *part, u32 from)
 static void tplan_part_release(struct tplan_plan_part *part, u32 state, u32 round)
 {
 	mutex_lock(&part->lock);
+	if (state == TPLAN_PLAN_PREPARED && round != part->round)
+		part->started = false;	/* a new round, not handed out yet */
 	part->state = state;
 	part->round = round;
 	part->busy = false;
@@ -505,7 +581,8 @@ static void tplan_part_release(struct tplan_plan_part *part, u32 state, u32 roun
 
 /*
  * The start of a plan step on this rank: its plan, referenced, its part
- * claimed (busy) in state from, and the file's collective slot.  What is
+ * claimed (busy) in one of the states of the mask from, and the file's
+ * collective slot.  What is
  * wrong with the call itself (no such plan, the wrong state, another
  * collective of this file running) fails here, on this rank only, before
  * any collective: -ENOTCONN, -ENOENT, -EBUSY.
@@ -522,7 +599,8 @@ static int tplan_step_begin(struct tplan_file *tf, u32 id, u32 from, struct tpla
 	if (!ret) {
 		ret = tplan_coll_begin(tf);
 		if (ret)
-			tplan_part_release(&p->part[tf->rank], from, p->part[tf->rank].round);
+			tplan_part_release(&p->part[tf->rank], p->part[tf->rank].state,
+					   p->part[tf->rank].round);
 	}
 	if (ret) {
 		tplan_plan_put(p);
@@ -552,7 +630,7 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 	memset(&cmd->reject, 0, sizeof(cmd->reject));
 	if (cmd->flags)
 		return -EINVAL;
-	ret = tplan_step_begin(tf, cmd->plan_id, TPLAN_PLAN_EMPTY, &p);
+	ret = tplan_step_begin(tf, cmd->plan_id, BIT(TPLAN_PLAN_EMPTY), &p);
 	if (ret)
 		return ret;
 	g = tf->group;
@@ -574,12 +652,20 @@ int tplan_plan_prepare(struct tplan_ucmd *ucmd)
 		goto out_fail;
 
 	tplan_plan_gates_init(g, tf->rank, p, first);
+	part->first = first;
 
 	/* Phase 2: charge every queue for the plan's life, then queue the first round. */
 	ret = tplan_plan_queue_first(tf, p, first, cmd->timeout_ms);
 	if (ret)
 		goto out_fail;
 	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
+	/* Armed ahead: the next rounds as next_round queues them, locally. */
+	ret = tplan_plan_arm_rounds(tf, p, tplan_plan_arm_end(part, first), 0, cmd->timeout_ms);
+	if (ret) {
+		tplan_part_release(part, TPLAN_PLAN_FAILED, first);
+		tplan_plan_fail_everywhere(g, p, ret);
+		goto out;
+	}
 	tplan_part_release(part, TPLAN_PLAN_PREPARED, first);
 	goto out;
 
@@ -597,60 +683,78 @@ out:
 /*
  * Release round k (this rank has read it: peers' round k + 1 copies may
  * land; with TPLAN_NEXT_ROUND_UNRELEASED its consumer does that itself,
- * tplan_release()) and queue round k + 1 on this rank's queues from the
- * templates,
- * each headed by the POLL on its receiver's release of round k.  Local:
- * no rank waits for another.  Written on every queue, then published,
- * so a rank that cannot queue its round queues none of it; the plan then
- * fails on every rank (tplan_plan_fail_everywhere()), whose waits for
- * this rank's chunks would otherwise never end.
+ * tplan_release()) and queue the rounds up to k + depth not queued yet on
+ * this rank's queues from the templates, each headed by the POLL on its
+ * receiver's release of the round before.  Local: no rank waits for
+ * another.  Each round is written on every queue, then published, so a
+ * rank that cannot queue a round queues none of it; the plan then fails
+ * on every rank (tplan_plan_fail_everywhere()), whose waits for this
+ * rank's chunks would otherwise never end.  Round k is the module's
+ * round, DONE; or, with TPLAN_NEXT_ROUND_AT, the one the caller names:
+ * a round it ran in user space, between the module's round and the last
+ * armed.
  */
 int tplan_plan_next_round(struct tplan_ucmd *ucmd)
 {
 	struct tplan_plan_next_round *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
+	bool at = cmd->flags & TPLAN_NEXT_ROUND_AT;
 	struct tplan_plan_part *part;
 	struct tplan_group *g;
 	struct tplan_plan *p;
-	u32 round;
+	u32 round, was, state, released;
 	int ret;
 
-	if (cmd->flags & ~TPLAN_NEXT_ROUND_FLAGS_ALL || cmd->__reserved)
+	if (cmd->flags & ~TPLAN_NEXT_ROUND_FLAGS_ALL || cmd->__reserved || cmd->__reserved2)
 		return -EINVAL;
-	ret = tplan_step_begin(tf, cmd->plan_id, TPLAN_PLAN_DONE, &p);
+	ret = tplan_step_begin(tf, cmd->plan_id, at ? BIT(TPLAN_PLAN_DONE) |
+				BIT(TPLAN_PLAN_PREPARED) : BIT(TPLAN_PLAN_DONE), &p);
 	if (ret)
 		return ret;
 	g = tf->group;
 	part = &p->part[tf->rank];
-	round = part->round;
+	was = part->round;
+	state = part->state;
+	round = at ? cmd->round : was;
+	if (at && (round < was || round > part->armed)) {
+		tplan_part_release(part, state, was);
+		ret = -EINVAL;
+		goto out;
+	}
 	if (tplan_plan_failed(p)) {
 		/* Another rank could not queue its round: nor can this plan go on here. */
-		tplan_part_release(part, TPLAN_PLAN_FAILED, round);
+		tplan_part_release(part, TPLAN_PLAN_FAILED, was);
 		ret = -ECANCELED;
 		goto out;
 	}
 	if (round == TPLAN_ROUND_MAX) {
 		/* Every rank reaches the same round: each fails here, alone. */
-		tplan_part_release(part, TPLAN_PLAN_DONE, round);
+		tplan_part_release(part, state, was);
 		ret = -ERANGE;
 		goto out;
 	}
 	/* The answer first: a caller that cannot take it gets EFAULT, nothing done. */
 	cmd->round = round + 1;
+	cmd->armed = max(part->armed, tplan_plan_arm_end(part, round + 1));
 	ret = tplan_ucmd_respond(ucmd);
 	if (ret) {
-		tplan_part_release(part, TPLAN_PLAN_DONE, round);
+		tplan_part_release(part, state, was);
 		goto out;
 	}
-	ret = tplan_plan_note_round(tf, p, round + 1, !(cmd->flags & TPLAN_NEXT_ROUND_UNRELEASED)) ?:
-	      tplan_plan_stage(tf, part, round + 1, cmd->timeout_ms);
+	released = cmd->flags & TPLAN_NEXT_ROUND_UNRELEASED ? 0 : round;
+	if (part->armed >= cmd->armed && released) {
+		/* Nothing more to queue (the round limit): only the release. */
+		mutex_lock(&g->lock);
+		tplan_plan_set_released(g, tf->rank, p, released);
+		mutex_unlock(&g->lock);
+	}
+	ret = tplan_plan_arm_rounds(tf, p, cmd->armed, released, cmd->timeout_ms);
 	if (ret) {
-		/* Nothing of round k + 1 queued here: no peer may wait for it. */
-		tplan_part_release(part, TPLAN_PLAN_FAILED, round);
+		/* Nothing of the failed round queued here: no peer may wait for it. */
+		tplan_part_release(part, TPLAN_PLAN_FAILED, was);
 		tplan_plan_fail_everywhere(g, p, ret);
 		goto out;
 	}
-	tplan_plan_stage_end(tf, part, g->world_size, true);
 	part->prep_seq = atomic64_inc_return(&tf->prep_seq);
 	tplan_part_release(part, TPLAN_PLAN_PREPARED, round + 1);
 out:

@@ -152,7 +152,8 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 
 	cmd->report_count = 0;
 	memset(&cmd->fault, 0, sizeof(cmd->fault));
-	if (cmd->flags || cmd->__reserved || (cmd->report_cap && !cmd->report))
+	if (cmd->flags & ~TPLAN_PLAN_WAIT_FLAGS_ALL || cmd->__reserved ||
+	    (cmd->report_cap && !cmd->report))
 		return -EINVAL;
 	p = tplan_plan_get(tf, cmd->plan_id);
 	if (IS_ERR(p))
@@ -162,6 +163,18 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 	if (mutex_lock_killable(&part->lock)) {
 		ret = -EINTR;
 		goto out_put;
+	}
+	if (cmd->flags & TPLAN_PLAN_WAIT_AT && !part->busy &&
+	    (part->state == TPLAN_PLAN_PREPARED || part->state == TPLAN_PLAN_DONE)) {
+		/* A round run in user space: the module's round catches up, started. */
+		if (cmd->round < part->round || cmd->round > part->armed) {
+			mutex_unlock(&part->lock);
+			ret = -EINVAL;
+			goto out_put;
+		}
+		part->round = cmd->round;
+		part->state = TPLAN_PLAN_PREPARED;
+		part->started = true;
 	}
 	if (part->state != TPLAN_PLAN_PREPARED || !part->started || part->busy) {
 		mutex_unlock(&part->lock);

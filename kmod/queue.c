@@ -1025,10 +1025,10 @@ int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_im
  * until its last gate FENCE runs), nothing decoded.  The plan holds its
  * reservation already.  Waits for ring space as tplan_queue_write_chains()
  * does, without progress for timeout_ms at most; on error nothing was
- * written.
+ * written.  *last_gate gets the gate sequence of the round's last chain.
  */
 int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round, u32 timeout_ms)
+			    u32 round, u32 timeout_ms, u32 *last_gate)
 {
 	u32 bytes = t->ndw * 4, pad, seq, i, *dw;
 	u64 need, start;
@@ -1071,6 +1071,7 @@ int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_temp
 		dw[t->chain_at[i] + TPLAN_SDMA_POLL_DW + TPLAN_SDMA_FENCE_DATA_DW] = seq + i;
 	}
 	q->gate_next = seq + t->nchains;
+	*last_gate = q->gate_next - 1;
 	q->wtail += bytes;
 	tplan_queue_release_marks(q);
 	spin_lock(&q->budget_lock);
@@ -1087,6 +1088,45 @@ int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_temp
 	trace_tplan_submit(q->group->id, q->src, q->dst, start, bytes);
 	mutex_unlock(&q->wlock);
 	return 0;
+}
+
+/* Has the chain whose gate FENCE writes seq passed its POLL? */
+static bool tplan_queue_gate_passed(struct tplan_queue *q, u32 seq)
+{
+	/* Acquire: pairs with the FENCE's release, as any progress word. */
+	return (s32)(smp_load_acquire(&q->ptr->gate_seq) - seq) >= 0;
+}
+
+/*
+ * Wait (killably) until the chain whose gate FENCE writes seq has passed
+ * its POLL: a round armed ahead waits so for the round depth before it,
+ * whose charge it takes over.  The deadline moves on with the queue's
+ * progress, as a wait for ring space does.  0, -ETIMEDOUT, -EINTR,
+ * -EIO, -ECONNRESET.
+ */
+int tplan_queue_wait_gate(struct tplan_queue *q, u32 seq, u32 timeout_ms)
+{
+	u64 deadline = tplan_deadline(timeout_ms);
+	u32 seen = READ_ONCE(q->ptr->gate_seq);
+	int ret;
+
+	for (;;) {
+		ret = tplan_wait_deadline(q->owner_wq, tplan_queue_gate_passed(q, seq) ||
+					  tplan_queue_usable(q) ||
+					  READ_ONCE(q->ptr->gate_seq) != seen,
+					  deadline, true);
+		if (tplan_queue_usable(q))
+			return tplan_queue_usable(q);
+		if (tplan_queue_gate_passed(q, seq))
+			return 0;
+		if (READ_ONCE(q->ptr->gate_seq) != seen) {	/* progress */
+			seen = READ_ONCE(q->ptr->gate_seq);
+			deadline = tplan_deadline(timeout_ms);
+			continue;
+		}
+		if (ret)
+			return ret;
+	}
 }
 
 /*

@@ -159,7 +159,8 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
 			      u64 release, struct tplan_round_template *t);
 int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round, u32 timeout_ms);
+			    u32 round, u32 timeout_ms, u32 *last_gate);
+int tplan_queue_wait_gate(struct tplan_queue *q, u32 seq, u32 timeout_ms);
 void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq);
 int tplan_queue_usable(struct tplan_queue *q);
 u32 tplan_queue_fault_state(struct tplan_queue *q);

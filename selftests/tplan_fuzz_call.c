@@ -83,7 +83,9 @@ const struct fz_cmd_info fz_cmds[FZ_NCMD] = {
 	    offsetofend(struct tplan_plan_next_round, round), TOFF(tplan_plan_next_round), 2, 0),
 	CMD(PLAN_CLOSE, "PLAN_CLOSE", tplan_plan_close, sizeof(struct tplan_plan_close),
 	    TOFF(tplan_plan_close), 2, FZ_DEFAULT_MS),
-	CMD(PLAN_STATE, "PLAN_STATE", tplan_plan_state, sizeof(struct tplan_plan_state), -1, 0, 0),
+	/* armed and depth came after the first version */
+	CMD(PLAN_STATE, "PLAN_STATE", tplan_plan_state, offsetofend(struct tplan_plan_state, round),
+	    -1, 0, 0),
 };
 
 /* ---- small helpers ------------------------------------------------------------ */

@@ -594,7 +594,8 @@ static void fill(struct raw *x, int op, void *s, struct post *post)
 		uint64_t half = x->heap_size / 2;
 
 		a->flags = zero(x);
-		a->__reserved = zero(x);
+		/* Mostly one round at a time; some armed ahead, some past the limit. */
+		a->depth = fz_chance(x->r, 70) ? 0 : v32(x, 1 + fz_below(x->r, 8));
 		a->buffer_offset = v64(x, fz_below(x->r, half / 2));
 		a->buffer_bytes = v64(x, 1 + fz_below(x->r, half / 2 + 1));
 		a->own_offset = v64(x, a->buffer_offset + a->buffer_bytes / world * x->rank);
@@ -638,7 +639,8 @@ static void fill(struct raw *x, int op, void *s, struct post *post)
 
 		a->plan_id = plan_id(x);
 		a->timeout_ms = timeout(x);
-		a->flags = zero(x);
+		a->flags = fz_chance(x->r, 20) ? TPLAN_PLAN_WAIT_AT : zero(x);
+		a->round = v32(x, 1 + fz_below(x->r, 12));
 		a->report_cap = v32(x, fz_below(x->r, 64));
 		a->report = ptr(x, (a->report_cap < 4096 ? a->report_cap : 4096) *
 				   sizeof(struct tplan_plan_shortfall), NULL, 1, &kind);
@@ -652,7 +654,11 @@ static void fill(struct raw *x, int op, void *s, struct post *post)
 		a->plan_id = plan_id(x);
 		a->timeout_ms = timeout(x);
 		a->flags = fz_chance(x->r, 4) ? TPLAN_NEXT_ROUND_UNRELEASED : zero(x);
+		if (fz_chance(x->r, 20))
+			a->flags |= TPLAN_NEXT_ROUND_AT;
+		a->round = v32(x, 1 + fz_below(x->r, 12));
 		a->__reserved = zero(x);
+		a->__reserved2 = zero(x);
 		break;
 	}
 	case TPLAN_CMD_PLAN_CLOSE: {

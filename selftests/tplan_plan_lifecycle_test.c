@@ -980,8 +980,9 @@ TEST_F(solo, plan_ioctls_reserved_fields_must_be_zero)
 	c.flags = 1;
 	EXPECT_EQ(-EINVAL, tplan_test_ioctl(self->fd, TPLAN_IOC_PLAN_CREATE, &c));
 	c.flags = 0;
-	c.__reserved = 1;
+	c.depth = TPLAN_PLAN_DEPTH_MAX + 1;
 	EXPECT_EQ(-EINVAL, tplan_test_ioctl(self->fd, TPLAN_IOC_PLAN_CREATE, &c));
+	c.depth = 0;
 
 	ASSERT_EQ(0, solo_create(&p, self->ctx));
 	pp.plan_id = p.id;
@@ -994,8 +995,13 @@ TEST_F(solo, plan_ioctls_reserved_fields_must_be_zero)
 	ASSERT_EQ(0, tplan_test_ioctl(self->fd, TPLAN_IOC_PLAN_PREPARE, &pp));
 	ASSERT_EQ(0, tp_start(&p, NULL));
 	w.plan_id = p.id;
-	w.flags = 1;
+	w.flags = ~TPLAN_PLAN_WAIT_FLAGS_ALL;
 	EXPECT_EQ(-EINVAL, tplan_test_ioctl(self->fd, TPLAN_IOC_PLAN_WAIT, &w));
+	/* A round behind the module's (user-space rounds only go forward). */
+	w.flags = TPLAN_PLAN_WAIT_AT;
+	w.round = 0;
+	EXPECT_EQ(-EINVAL, tplan_test_ioctl(self->fd, TPLAN_IOC_PLAN_WAIT, &w));
+	w.round = 0;
 	w.flags = 0;
 	w.__reserved = 1;
 	EXPECT_EQ(-EINVAL, tplan_test_ioctl(self->fd, TPLAN_IOC_PLAN_WAIT, &w));

@@ -110,14 +110,15 @@ struct tp_plan {
 #define TP_TIMEOUT TPLAN_TEST_TIMEOUT_MS
 #define TP_STEP_TIMEOUT(p) ((p)->step_timeout_ms ? (p)->step_timeout_ms : TP_TIMEOUT)
 
-static inline int tp_create(struct tp_plan *p, struct tplan_ctx *ctx, uint64_t buf_off,
-			    uint64_t buf_bytes, uint64_t own_off, uint64_t own_bytes,
-			    uint32_t nchunks)
+/* PLAN_CREATE keeping depth rounds armed ahead (0: one). */
+static inline int tp_create_depth(struct tp_plan *p, struct tplan_ctx *ctx, uint64_t buf_off,
+				  uint64_t buf_bytes, uint64_t own_off, uint64_t own_bytes,
+				  uint32_t nchunks, uint32_t depth)
 {
 	struct tplan_plan_create c = {
 		.size = sizeof(c), .buffer_offset = buf_off, .buffer_bytes = buf_bytes,
 		.own_offset = own_off, .own_bytes = own_bytes, .nchunks = nchunks,
-		.timeout_ms = TP_TIMEOUT,
+		.timeout_ms = TP_TIMEOUT, .depth = depth,
 	};
 	int ret;
 
@@ -138,6 +139,13 @@ static inline int tp_create(struct tp_plan *p, struct tplan_ctx *ctx, uint64_t b
 	p->own_off = own_off;
 	p->own_bytes = own_bytes;
 	return 0;
+}
+
+static inline int tp_create(struct tp_plan *p, struct tplan_ctx *ctx, uint64_t buf_off,
+			    uint64_t buf_bytes, uint64_t own_off, uint64_t own_bytes,
+			    uint32_t nchunks)
+{
+	return tp_create_depth(p, ctx, buf_off, buf_bytes, own_off, own_bytes, nchunks, 0);
 }
 
 static inline void tp_free_chains(struct tp_plan *p)

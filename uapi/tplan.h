@@ -609,17 +609,27 @@ struct tplan_chain_submit {
  * and next_round are local:
  *   PLAN_CREATE    gate table allocated and zeroed; state EMPTY
  *   PLAN_PREPARE   chains validated, no two ranks send the same bytes,
- *                  budget charged on every queue or none, round 1 queued;
- *                  state PREPARED, round 1
+ *                  budget charged on every queue or none, rounds 1 ..
+ *                  depth queued; state PREPARED, round 1
  *   PLAN_START     (local) the round's handle for the producer
  *   PLAN_WAIT      (local) this rank's chunks marked exactly writers times
  *                  and arrived at every peer, every other chunk arrived
  *                  here; state DONE
- *   PLAN_NEXT_ROUND  (local) round k released, round k + 1 queued from
- *                  the round templates, one call per rank whatever the
- *                  number of chunks and peers; state PREPARED, round
- *                  k + 1.  A rank that cannot queue its round fails the
- *                  plan on every rank (ECANCELED elsewhere).
+ *   PLAN_NEXT_ROUND  (local) round k released, rounds up to k + depth
+ *                  queued from the round templates, one call per rank
+ *                  whatever the number of chunks and peers; state
+ *                  PREPARED, round k + 1.  A rank that cannot queue its
+ *                  round fails the plan on every rank (ECANCELED
+ *                  elsewhere).
+ * Rounds armed ahead (depth > 1): every round queued carries its own
+ * release and ready POLLs, so rounds 1 .. armed may run with one buffer.
+ * A rank may then run the rounds already armed in user space, on its
+ * mapped gates: start is the handle of the next round, a wait that finds
+ * every count reached needs no call (the counts are those PLAN_WAIT
+ * checks), a release is a store to its release word.  It calls
+ * PLAN_WAIT (TPLAN_PLAN_WAIT_AT) only to sleep or for the report, and
+ * PLAN_NEXT_ROUND (TPLAN_NEXT_ROUND_AT) when it has used every round
+ * armed: once per depth rounds.
  *   PLAN_CLOSE     this rank's unopened gates and its release word
  *                  opened, so queued copies drain as they stand, and
  *                  every rank's the same; CLOSED, or CLOSING while copies
@@ -643,6 +653,7 @@ enum tplan_plan_states {
 #define TPLAN_ROUND_MAX 0xffffffffU
 #define TPLAN_PLAN_CHUNKS_MAX (1U << 16)	/* chunks per rank */
 #define TPLAN_PLAN_DWORDS_MAX (1U << 24)	/* chain dwords per rank (64 MiB) */
+#define TPLAN_PLAN_DEPTH_MAX 64		/* rounds armed ahead */
 
 /**
  * struct tplan_plan_create - TPLAN_IOC_PLAN_CREATE (collective): a plan
@@ -660,7 +671,11 @@ enum tplan_plan_states {
  * @chunk_base: In: pointer to world_size + 1 __u32; Out: rank r's chunks
  *              are global chunks chunk_base[r] .. chunk_base[r + 1] - 1
  * @plan_id: Out: names the plan on every rank (the same number)
- * @__reserved: must be 0
+ * @depth: In: rounds this rank keeps queued ahead, 1..TPLAN_PLAN_DEPTH_MAX
+ *         (0: 1, one round at a time); ranks may differ.  Prepare
+ *         reserves @depth rounds' charge of every queue and queues rounds
+ *         1..@depth; a plan of depth > 1 shares no queue with another
+ *         live plan (prepare refuses it with EDEADLK)
  * @gate_offset: Out: heap offset of the gate table, TPLAN_GATE_ROW_BYTES
  *               per global chunk
  *
@@ -683,7 +698,7 @@ struct tplan_plan_create {
 	__u32 timeout_ms;
 	__aligned_u64 chunk_base;
 	__u32 plan_id;
-	__u32 __reserved;
+	__u32 depth;
 	__aligned_u64 gate_offset;
 };
 #define TPLAN_IOC_PLAN_CREATE _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_CREATE)
@@ -707,11 +722,13 @@ struct tplan_plan_chain {
 
 /**
  * struct tplan_plan_prepare - TPLAN_IOC_PLAN_PREPARE (collective): validate
- * this rank's chains, check no two ranks send the same bytes, reserve one
- * round's charge of every queue's budget (held until the plan is closed,
- * whatever its state, so that no later round can fail for want of budget)
- * and queue round 1; on every rank or on none: a prepare that fails gives
- * back what it reserved.
+ * this rank's chains, check no two ranks send the same bytes, reserve
+ * depth rounds' charge of every queue's budget (held until the plan is
+ * closed, whatever its state, so that no later round can fail for want of
+ * budget) and queue round 1; on every rank or on none: a prepare that
+ * fails gives back what it reserved.  Then, with depth > 1, rounds 2 ..
+ * depth are queued as PLAN_NEXT_ROUND queues them (a failure there fails
+ * the plan on every rank, as there).
  * @size: In: sizeof(struct tplan_plan_prepare)
  * @plan_id: In: from TPLAN_IOC_PLAN_CREATE
  * @nchains: In: nchunks * (world_size - 1)
@@ -731,7 +748,11 @@ struct tplan_plan_chain {
  * piece: twice its bytes plus 12 must stay under ring_size), ENOSPC
  * (a queue's prepared-copy budget would be exceeded, here or on another
  * rank: nothing is queued anywhere; or the plan's copies over
- * max_plan_spans), EBUSY (already prepared, or another
+ * max_plan_spans), EDEADLK (a plan armed ahead, depth > 1, would share a
+ * queue with another prepared plan, or this plan would share one with a
+ * plan armed ahead: a queue runs its rounds in the order they were
+ * queued, so a receiver reading the two plans' rounds alternately would
+ * wait for a round queued behind one it has not read), EBUSY (already prepared, or another
  * collective of this file runs), ENOMEM, EIO (a queue faulted),
  * ECONNRESET, ETIMEDOUT, EPROTO (the ranks' collectives differ: the group
  * breaks), EFAULT (this struct or a buffer, here or on another rank),
@@ -829,12 +850,15 @@ struct tplan_fault_report {
  * @size: In: sizeof(struct tplan_plan_wait)
  * @plan_id: In
  * @timeout_ms: In: 0: default
- * @flags: In: must be 0
+ * @flags: In: TPLAN_PLAN_WAIT_* bits
  * @report: In: pointer to @report_cap struct tplan_plan_shortfall, or 0
  * @report_cap: In: entries @report holds
  * @report_count: Out: with ETIMEDOUT or EOVERFLOW, how many chunks are
  *                short or over (entries beyond @report_cap are not written)
- * @round: Out: the round waited for
+ * @round: Out: the round waited for.  In, with TPLAN_PLAN_WAIT_AT: the
+ *         round to wait for, one this rank runs in user space: from the
+ *         module's round (PLAN_STATE) to the last round armed; the
+ *         module's round moves there, started
  * @__reserved: must be 0
  * @fault: Out: with EIO, the queue that faulted (this rank's to a peer or
  *         a peer's to this rank), where and why
@@ -843,7 +867,9 @@ struct tplan_fault_report {
  * once; so do a broken group, a rank that could not queue its round
  * (PLAN_NEXT_ROUND) and a close of the plan by another thread.
  *
- * Errors: ENOTCONN, ENOENT (no such plan, or closed meanwhile), EBUSY
+ * Errors: EINVAL (@flags, @__reserved, or with TPLAN_PLAN_WAIT_AT a
+ * round not armed, or behind the module's), ENOTCONN, ENOENT (no such
+ * plan, or closed meanwhile), EBUSY
  * (not started, or another wait runs), ETIMEDOUT (the report names the
  * chunks still short and by how much), EOVERFLOW (a chunk got more marks
  * than writers: later rounds' gates would open early; the plan is
@@ -864,6 +890,10 @@ struct tplan_plan_wait {
 	__u32 __reserved;
 	struct tplan_fault_report fault;
 };
+
+/* tplan_plan_wait.flags */
+#define TPLAN_PLAN_WAIT_AT (1U << 0)	/* @round says which round (user-space rounds) */
+#define TPLAN_PLAN_WAIT_FLAGS_ALL TPLAN_PLAN_WAIT_AT
 #define TPLAN_IOC_PLAN_WAIT _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_WAIT)
 
 /**
@@ -876,6 +906,9 @@ struct tplan_plan_wait {
  * returns, peers' round k + 1 copies may land in the buffer at any time
  * (contract point 6, enforced per queue by the engine instead of a
  * barrier of all ranks), and this rank may start round k + 1.
+ * With depth > 1 it queues every round up to k + depth not queued yet,
+ * each once the round depth before it has left that queue (the budget
+ * reserved holds depth rounds).
  * The budget was reserved at prepare: a re-arm never fails for it.
  * Plans sharing queues must be re-armed in the same order on every rank
  * (a queue runs its rounds in the order its sender queued them, so a
@@ -886,13 +919,21 @@ struct tplan_plan_wait {
  * @plan_id: In
  * @timeout_ms: In: the longest wait for ring space without progress (0:
  *              default)
- * @round: Out: the new round
+ * @round: Out: the new round.  In, with TPLAN_NEXT_ROUND_AT: round k,
+ *         the round this rank finished, found complete in user space
+ *         (from the module's round to the last armed; the module does not
+ *         read the gates again)
  * @flags: In: TPLAN_NEXT_ROUND_* (a newer member: callers that end the
  *         struct at @round pass 0)
  * @__reserved: In: must be 0
+ * @armed: Out: the last round queued (newer: callers may end the struct
+ *         before it)
+ * @__reserved2: In: must be 0
  *
- * Errors: EINVAL (@flags, @__reserved), ENOTCONN, ENOENT, EBUSY (the
- * round is not DONE here, or another plan step of this file runs),
+ * Errors: EINVAL (@flags, @__reserved, or with TPLAN_NEXT_ROUND_AT a
+ * round not armed, or behind the module's), ENOTCONN, ENOENT, EBUSY (the
+ * round is not DONE here, without TPLAN_NEXT_ROUND_AT, or another plan
+ * step of this file runs),
  * ERANGE (2^32 - 1 rounds used:
  * still DONE), EFAULT (the answer: nothing released or queued, still
  * DONE), ECANCELED (another rank could not queue its round), EDEADLK (the
@@ -909,6 +950,8 @@ struct tplan_plan_next_round {
 	__u32 round;
 	__u32 flags;
 	__u32 __reserved;
+	__u32 armed;
+	__u32 __reserved2;
 };
 
 /* tplan_plan_next_round.flags */
@@ -919,7 +962,9 @@ struct tplan_plan_next_round {
  * waiting for the reading kernel.
  */
 #define TPLAN_NEXT_ROUND_UNRELEASED (1U << 0)
-#define TPLAN_NEXT_ROUND_FLAGS_ALL TPLAN_NEXT_ROUND_UNRELEASED
+/* @round is In: the round finished in user space (rounds armed ahead). */
+#define TPLAN_NEXT_ROUND_AT (1U << 1)
+#define TPLAN_NEXT_ROUND_FLAGS_ALL (TPLAN_NEXT_ROUND_UNRELEASED | TPLAN_NEXT_ROUND_AT)
 #define TPLAN_IOC_PLAN_NEXT_ROUND _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_NEXT_ROUND)
 
 /**
@@ -962,7 +1007,12 @@ struct tplan_plan_close {
  * @size: In: sizeof(struct tplan_plan_state)
  * @plan_id: In
  * @state: Out: enum tplan_plan_states
- * @round: Out: the current round (0 before prepare)
+ * @round: Out: the current round as the module knows it (0 before
+ *         prepare); a rank running armed rounds in user space may be
+ *         further
+ * @armed: Out: the last round queued (newer members: callers may end the
+ *         struct at @round)
+ * @depth: Out: rounds kept armed ahead (1 unless created with more)
  *
  * Errors: ENOTCONN, ENOENT.
  */
@@ -971,6 +1021,8 @@ struct tplan_plan_state {
 	__u32 plan_id;
 	__u32 state;
 	__u32 round;
+	__u32 armed;
+	__u32 depth;
 };
 #define TPLAN_IOC_PLAN_STATE _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_STATE)
 

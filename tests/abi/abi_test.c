@@ -127,7 +127,7 @@
 	F(tplan_plan_create, timeout_ms, 44, 4) \
 	F(tplan_plan_create, chunk_base, 48, 8) \
 	F(tplan_plan_create, plan_id, 56, 4) \
-	F(tplan_plan_create, __reserved, 60, 4) \
+	F(tplan_plan_create, depth, 60, 4) \
 	F(tplan_plan_create, gate_offset, 64, 8) \
 	S(tplan_plan_chain, 16) \
 	F(tplan_plan_chain, chunk, 0, 4) \
@@ -177,23 +177,27 @@
 	F(tplan_plan_wait, round, 32, 4) \
 	F(tplan_plan_wait, __reserved, 36, 4) \
 	F(tplan_plan_wait, fault, 40, 24) \
-	S(tplan_plan_next_round, 24) \
+	S(tplan_plan_next_round, 32) \
 	F(tplan_plan_next_round, size, 0, 4) \
 	F(tplan_plan_next_round, plan_id, 4, 4) \
 	F(tplan_plan_next_round, timeout_ms, 8, 4) \
 	F(tplan_plan_next_round, round, 12, 4) \
 	F(tplan_plan_next_round, flags, 16, 4) \
 	F(tplan_plan_next_round, __reserved, 20, 4) \
+	F(tplan_plan_next_round, armed, 24, 4) \
+	F(tplan_plan_next_round, __reserved2, 28, 4) \
 	S(tplan_plan_close, 16) \
 	F(tplan_plan_close, size, 0, 4) \
 	F(tplan_plan_close, plan_id, 4, 4) \
 	F(tplan_plan_close, timeout_ms, 8, 4) \
 	F(tplan_plan_close, state, 12, 4) \
-	S(tplan_plan_state, 16) \
+	S(tplan_plan_state, 24) \
 	F(tplan_plan_state, size, 0, 4) \
 	F(tplan_plan_state, plan_id, 4, 4) \
 	F(tplan_plan_state, state, 8, 4) \
 	F(tplan_plan_state, round, 12, 4) \
+	F(tplan_plan_state, armed, 16, 4) \
+	F(tplan_plan_state, depth, 20, 4) \
 	S(tplan_chain_reject, 40) \
 	F(tplan_chain_reject, rule, 0, 4) \
 	F(tplan_chain_reject, chain, 4, 4) \
@@ -230,8 +234,6 @@
 	C(TPLAN_QPTR_DONE_SEQ, 0x48) \
 	C(TPLAN_CHAIN_FENCE_BYTES, 0x10) \
 	C(TPLAN_ROUND_HEAD_BYTES, 0x18) \
-	C(TPLAN_NEXT_ROUND_UNRELEASED, 0x1) \
-	C(TPLAN_NEXT_ROUND_FLAGS_ALL, 0x1) \
 	C(TPLAN_QUEUE_INFO_MAKE, 0x1) \
 	C(TPLAN_QUEUE_INFO_FLAGS_ALL, 0x1) \
 	C(TPLAN_IOC_QUEUE_INFO, 0x3b87) \
@@ -242,10 +244,16 @@
 	C(TPLAN_ROUND_MAX, 0xffffffff) \
 	C(TPLAN_PLAN_CHUNKS_MAX, 0x10000) \
 	C(TPLAN_PLAN_DWORDS_MAX, 0x1000000) \
+	C(TPLAN_PLAN_DEPTH_MAX, 0x40) \
 	C(TPLAN_IOC_PLAN_CREATE, 0x3b8a) \
 	C(TPLAN_IOC_PLAN_PREPARE, 0x3b8b) \
 	C(TPLAN_IOC_PLAN_START, 0x3b8c) \
+	C(TPLAN_PLAN_WAIT_AT, 0x1) \
+	C(TPLAN_PLAN_WAIT_FLAGS_ALL, 0x1) \
 	C(TPLAN_IOC_PLAN_WAIT, 0x3b8d) \
+	C(TPLAN_NEXT_ROUND_UNRELEASED, 0x1) \
+	C(TPLAN_NEXT_ROUND_AT, 0x2) \
+	C(TPLAN_NEXT_ROUND_FLAGS_ALL, 0x3) \
 	C(TPLAN_IOC_PLAN_NEXT_ROUND, 0x3b8e) \
 	C(TPLAN_IOC_PLAN_CLOSE, 0x3b8f) \
 	C(TPLAN_IOC_PLAN_STATE, 0x3b90) \
