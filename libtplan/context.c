@@ -49,6 +49,7 @@ int tplan_set_error(struct tplan_ctx *ctx, int err, const char *fmt, ...)
 
 int tplan_ioctl(struct tplan_ctx *ctx, unsigned long request, void *arg, const char *what)
 {
+	ctx->ioctls++;
 	if (ioctl(ctx->fd, request, arg) == 0)
 		return 0;
 	return tplan_set_error(ctx, -errno, "%s: %s", what, strerror(errno));
@@ -117,6 +118,21 @@ void tplan_ctx_set_timeout(struct tplan_ctx *ctx, uint32_t timeout_ms)
 uint32_t tplan_ctx_timeout(const struct tplan_ctx *ctx)
 {
 	return ctx->timeout_ms;
+}
+
+int tplan_ctx_set_rounds_ahead(struct tplan_ctx *ctx, uint32_t rounds)
+{
+	if (rounds < 1 || rounds > TPLAN_PLAN_DEPTH_MAX)
+		return tplan_set_error(ctx, -EINVAL,
+				       "tplan_ctx_set_rounds_ahead: %u rounds, 1..%u", rounds,
+				       TPLAN_PLAN_DEPTH_MAX);
+	ctx->rounds_ahead = rounds;
+	return 0;
+}
+
+uint64_t tplan_ctx_ioctls(const struct tplan_ctx *ctx)
+{
+	return ctx->ioctls;
 }
 
 const char *tplan_ctx_error(const struct tplan_ctx *ctx)

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LIBTPLAN_VERSION_MAJOR 0
-#define LIBTPLAN_VERSION_MINOR 3
+#define LIBTPLAN_VERSION_MINOR 4
 #define LIBTPLAN_VERSION_PATCH 0
 
 /* One open of /dev/tplan: one rank once it joins a group. */
@@ -59,6 +59,23 @@ int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info);
  */
 void tplan_ctx_set_timeout(struct tplan_ctx *ctx, uint32_t timeout_ms);
 uint32_t tplan_ctx_timeout(const struct tplan_ctx *ctx);
+
+/*
+ * Rounds kept armed ahead by the plans this context creates from now on,
+ * 1..TPLAN_PLAN_DEPTH_MAX (1, the default: one round at a time).  With
+ * more, such a plan runs in user space the rounds already armed:
+ * tplan_plan_start() makes the handle, tplan_plan_wait() reads the gates
+ * and calls the kernel only to sleep (or for the shortfall report), and
+ * tplan_plan_next_round() releases the round with a store; the kernel is
+ * called once per `rounds` rounds, to queue the next ones.  Its budget
+ * holds `rounds` rounds on every queue, and such a plan shares no queue
+ * with another live plan (tplan_plan_create(3)).  -EINVAL out of range.
+ * Since 0.4.
+ */
+int tplan_ctx_set_rounds_ahead(struct tplan_ctx *ctx, uint32_t rounds);
+
+/* The ioctls this context made on its device file: the host's system calls.  Since 0.4. */
+uint64_t tplan_ctx_ioctls(const struct tplan_ctx *ctx);
 
 /*
  * The detail of the last failure on this context ("" if none): which call,

@@ -28,6 +28,8 @@ struct tplan_ctx {
 	uint64_t gate_area;		/* the allocator's ceiling: the kernel's above */
 	uint32_t sdma_ip;		/* TPLAN_SDMA_440 / _442: whose copy limits apply */
 	uint32_t timeout_ms;		/* plan steps, put: tplan_ctx_set_timeout() */
+	uint32_t rounds_ahead;		/* plans created: tplan_ctx_set_rounds_ahead() */
+	uint64_t ioctls;		/* made on the device file */
 };
 
 /* Record a readable detail for tplan_ctx_error(); returns err. */

@@ -4,6 +4,13 @@
  * round 1 prepared on every rank or on none), start, wait, next_round,
  * close, state.  Errors keep the kernel's errno; tplan_ctx_error() says
  * which chunk, region and rule.
+ *
+ * A plan armed ahead (depth > 1) runs the rounds the kernel has queued in
+ * user space, on the mapped gates: start fills the handle, a wait that
+ * finds every count reached returns without a call (the counts are those
+ * the kernel's wait checks, read with acquire), next_round releases with
+ * a store.  The kernel is called to sleep, for the report, and once per
+ * depth rounds to queue the next ones (TPLAN_NEXT_ROUND_AT).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +30,10 @@ struct tplan_plan {
 	uint32_t nchunks;
 	uint32_t total_chunks;
 	uint32_t round;
+	uint32_t depth;			/* rounds armed ahead: > 1 runs them in user space */
+	uint32_t armed;			/* the last round queued */
+	int started;			/* user-space rounds: the round was handed out */
+	int done;			/* user-space rounds: a wait found it complete */
 	uint64_t gate_offset;
 	uint32_t *chunk_base;		/* world_size + 1 */
 	struct tplan_plan_shortfall *report;
@@ -268,7 +279,9 @@ int tplan_plan_create_or_refuse(struct tplan_ctx *ctx, uint64_t buf_offset, uint
 		.own_offset = own_offset,
 		.own_bytes = own_bytes,
 		.nchunks = tplan_schedule_nchunks(schedule),
+		.depth = ctx->rounds_ahead,
 	};
+	struct tplan_plan_state st = { .size = sizeof(st) };
 	struct tplan_plan_prepare prep = { .size = sizeof(prep), .timeout_ms = ctx->timeout_ms };
 	struct tplan_plan_close close = { .size = sizeof(close), .timeout_ms = ctx->timeout_ms };
 	struct tplan_plan_chain *chains = NULL;
@@ -350,6 +363,19 @@ int tplan_plan_create_or_refuse(struct tplan_ctx *ctx, uint64_t buf_offset, uint
 		return ret;
 	}
 	p->round = 1;
+	p->depth = 1;
+	if (ctx->rounds_ahead > 1) {
+		/* Where the kernel starts (1, or a test's first round) and how far it armed. */
+		st.plan_id = p->id;
+		ret = tplan_ioctl(ctx, TPLAN_IOC_PLAN_STATE, &st, "plan state");
+		if (ret) {
+			tplan_plan_close(p, NULL);
+			return ret;
+		}
+		p->round = st.round;
+		p->armed = st.armed;
+		p->depth = st.depth;
+	}
 	*out = p;
 	return 0;
 }
@@ -362,15 +388,33 @@ int tplan_plan_create(struct tplan_ctx *ctx, uint64_t buf_offset, uint64_t buf_b
 					   schedule, 0, out);
 }
 
+/* A plan whose armed rounds run in user space. */
+static int ahead(const struct tplan_plan *p)
+{
+	return p->depth > 1;
+}
+
 int tplan_plan_start(struct tplan_plan *p, struct tplan_handle *handle)
 {
 	struct tplan_plan_start st = { .size = sizeof(st), .plan_id = p->id };
 	uint32_t r;
 	int ret;
 
-	ret = tplan_ioctl(p->ctx, TPLAN_IOC_PLAN_START, &st, "plan start");
-	if (ret)
-		return ret;
+	if (ahead(p)) {
+		/* The round is armed already: its handle is the plan's. */
+		if (p->started || p->done)
+			return tplan_set_error(p->ctx, -EBUSY,
+					       "plan start: round %u was started already", p->round);
+		st.round = p->round;
+		st.nchunks = p->nchunks;
+		st.total_chunks = p->total_chunks;
+		st.gate_offset = p->gate_offset;
+		p->started = 1;
+	} else {
+		ret = tplan_ioctl(p->ctx, TPLAN_IOC_PLAN_START, &st, "plan start");
+		if (ret)
+			return ret;
+	}
 	p->round = st.round;
 	memset(handle, 0, sizeof(*handle));
 	handle->gates = (uint64_t)(uintptr_t)((char *)tplan_heap_ptr(p->ctx, p->rank) +
@@ -439,6 +483,60 @@ static int wait_error(struct tplan_plan *p, int err, uint32_t round)
 	return tplan_set_error(p->ctx, err, "%s", text);
 }
 
+/* Global chunk g's gate row in rank r's heap, as this process maps it. */
+static uint8_t *gate_row(const struct tplan_plan *p, uint32_t r, uint32_t g)
+{
+	return (uint8_t *)tplan_heap_ptr(p->ctx, r) + p->gate_offset +
+	       (uint64_t)g * TPLAN_GATE_ROW_BYTES;
+}
+
+/* Acquire: the data a count vouches for is visible after it. */
+static uint64_t gate_load(const struct tplan_plan *p, uint32_t r, uint32_t g, uint32_t field)
+{
+	return __atomic_load_n((uint64_t *)(gate_row(p, r, g) + field), __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Has the round completed here, by the counts the kernel's wait checks:
+ * this rank's chunks marked exactly writers times (the kernel wrote the
+ * writers in each row) and arrived at every peer, every other chunk
+ * arrived here?  0 when one is short, or over (the kernel's wait then
+ * says EOVERFLOW and names it).
+ */
+static int round_complete(const struct tplan_plan *p)
+{
+	uint32_t me = p->rank, g, r;
+	uint64_t round = p->round, want;
+
+	for (g = p->chunk_base[me]; g < p->chunk_base[me + 1]; g++) {
+		want = __atomic_load_n((uint32_t *)(gate_row(p, me, g) + TPLAN_GATE_EXPECTED),
+				       __ATOMIC_RELAXED) * round;
+		if (gate_load(p, me, g, TPLAN_GATE_WRITERS) != want)
+			return 0;
+		for (r = 0; r < p->world_size; r++)
+			if (r != me && gate_load(p, r, g, TPLAN_GATE_ARRIVAL) < round)
+				return 0;
+	}
+	for (g = 0; g < p->total_chunks; g++)
+		if ((g < p->chunk_base[me] || g >= p->chunk_base[me + 1]) &&
+		    gate_load(p, me, g, TPLAN_GATE_ARRIVAL) < round)
+			return 0;
+	return 1;
+}
+
+/* This rank read the round: its release word (after every chunk's row) rises to it. */
+static void release_round(const struct tplan_plan *p, uint32_t round)
+{
+	uint64_t *word = (uint64_t *)(gate_row(p, p->rank, p->total_chunks) +
+				      TPLAN_GATE_RELEASED);
+	uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	/* Release: the reads of the round come before it; the word never goes back. */
+	while (old < round && !__atomic_compare_exchange_n(word, &old, (uint64_t)round, 1,
+							    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
 int tplan_plan_wait(struct tplan_plan *p, uint32_t timeout_ms)
 {
 	struct tplan_plan_wait w = {
@@ -451,8 +549,25 @@ int tplan_plan_wait(struct tplan_plan *p, uint32_t timeout_ms)
 	int ret;
 
 	p->report_count = 0;
+	if (ahead(p)) {
+		if (!p->started)
+			return tplan_set_error(p->ctx, -EBUSY, "plan wait: round %u not started",
+					       p->round);
+		if (round_complete(p)) {
+			p->started = 0;
+			p->done = 1;
+			return 0;
+		}
+		/* To sleep, or for the report: the kernel's round catches up with ours. */
+		w.flags = TPLAN_PLAN_WAIT_AT;
+		w.round = p->round;
+	}
 	ret = tplan_ioctl(p->ctx, TPLAN_IOC_PLAN_WAIT, &w, "plan wait");
 	p->report_count = w.report_count;
+	if (!ret && ahead(p)) {
+		p->started = 0;
+		p->done = 1;
+	}
 	if (ret && w.report_count && (ret == -ETIMEDOUT || ret == -EOVERFLOW))
 		return wait_error(p, ret, w.round);
 	if (ret == -EIO && w.fault.reason)
@@ -478,9 +593,29 @@ static int tplan_plan_rearm(struct tplan_plan *p, uint32_t flags)
 	};
 	int ret;
 
+	if (ahead(p)) {
+		if (!p->done)
+			return tplan_set_error(p->ctx, -EBUSY,
+					       "plan next_round: round %u is not complete (wait for it first)",
+					       p->round);
+		if (p->round < p->armed) {
+			/* Queued already: the release is all there is to do. */
+			if (!(flags & TPLAN_NEXT_ROUND_UNRELEASED))
+				release_round(p, p->round);
+			p->round++;
+			p->done = 0;
+			return 0;
+		}
+		/* Every armed round used: the kernel queues the next depth rounds. */
+		nr.flags |= TPLAN_NEXT_ROUND_AT;
+		nr.round = p->round;
+	}
 	ret = tplan_ioctl(p->ctx, TPLAN_IOC_PLAN_NEXT_ROUND, &nr, "plan next_round");
-	if (!ret)
+	if (!ret) {
 		p->round = nr.round;
+		p->armed = nr.armed;
+		p->done = 0;
+	}
 	return ret;
 }
 
@@ -502,6 +637,11 @@ int tplan_plan_state(const struct tplan_plan *p, uint32_t *state, uint32_t *roun
 	ret = tplan_ioctl(p->ctx, TPLAN_IOC_PLAN_STATE, &st, "plan state");
 	if (ret)
 		return ret;
+	if (ahead(p) && (st.state == TPLAN_PLAN_PREPARED || st.state == TPLAN_PLAN_DONE)) {
+		/* Rounds run in user space: the kernel's round may be behind ours. */
+		st.state = p->done ? TPLAN_PLAN_DONE : TPLAN_PLAN_PREPARED;
+		st.round = p->round;
+	}
 	if (state)
 		*state = st.state;
 	if (round)
