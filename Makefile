@@ -130,8 +130,9 @@ $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tile
 	@mkdir -p $(dir $@)
 	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) -Iexamples -I$(BUILD)/gen \
 		-static -pthread $< -o $@ $(LIB_A)
-selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz
+selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz $(BUILD)/examples/all_gather
 	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/
+	@cp $(BUILD)/examples/all_gather $(BUILD)/selftests/
 	@{ for s in $(notdir $(SELFTEST_SCRIPTS)); do echo "sh $$s"; done; \
 	   for b in $(filter-out $(SELFTEST_LAST) $(SELFTEST_KFD),$(notdir $(SELFTEST_BINS))); do \
 		echo "bin $$b"; done; \

@@ -4,7 +4,7 @@
  * producer on CPU threads standing in for a persistent GPU kernel.
  *
  *   all_gather [-n ranks] [-r rounds] [-m rows] [-k cols] [-p programs]
- *              [-b tile_rows] [-B tile_cols] [-g group_m]
+ *              [-b tile_rows] [-B tile_cols] [-g group_m] [-a depth]
  *
  * Each rank is a process.  out holds ranks x rows x cols 32-bit values in
  * the symmetric heap; rank r writes rows [r * rows, (r + 1) * rows), tile
@@ -15,6 +15,16 @@
  * grouped order of GEMM kernels, from gemm_tiles.h), so the two cannot
  * disagree on which tiles a chunk holds.  Every round, every rank checks
  * every rank's rows; any mismatch makes the exit status 1.
+ *
+ * With -a depth the plan is armed depth rounds ahead and the host stays
+ * out of the steady state: after the producer, a consumer team (one more
+ * thread, as a consumer kernel launched on the producer's stream would
+ * be) waits for every chunk with the device header's tplan_wait(),
+ * checks every rank's rows and releases the round itself
+ * (tplan_release()); the host re-arms without releasing.  Start, the
+ * host's wait (which finds the round complete) and most re-arms run in
+ * user space; the rounds' reports are gathered once at the end, and each
+ * rank prints the ioctls its host made per round.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +44,7 @@
 
 struct config {
 	unsigned int ranks, rounds, rows, cols, programs, tile_rows, tile_cols, group_m;
+	unsigned int ahead;	/* rounds armed ahead; 0: one round at a time */
 };
 
 /* What rank `rank` writes at (row, col) of its rows in round `round`. */
@@ -137,6 +148,34 @@ static uint64_t not_arrived(const struct tplan_handle *h)
 	return missing;
 }
 
+/* The consumer team of the armed-ahead mode: wait, check, release. */
+struct consumer {
+	pthread_t thread;
+	const struct rank_state *rs;
+	const struct tplan_handle *handle;
+	uint64_t mismatches, not_arrived;
+	int err;
+};
+
+static void *consumer_main(void *arg)
+{
+	struct consumer *cons = arg;
+	const struct tplan_handle *h = cons->handle;
+	struct tplan_cta cta = { NULL, NULL, 0 };
+	struct tplan_view v;
+	uint32_t src, c;
+
+	tplan_view_init(&v, h);
+	for (src = 0; src < h->world_size; src++)
+		for (c = 0; c < h->chunk_base[src + 1] - h->chunk_base[src]; c++)
+			if (tplan_wait(&v, &cta, src, c, (uint64_t)WAIT_TIMEOUT_MS * 1000))
+				cons->not_arrived++;
+	cons->mismatches = verify(cons->rs, h->round);
+	/* Done reading the round: peers' next copies may land (contract 6). */
+	cons->err = tplan_release(&v, &cta);
+	return NULL;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -165,6 +204,109 @@ struct round_report {
 			tplan_ctx_error((rs)->ctx));                                           \
 		goto out;                                                                      \
 	} while (0)
+
+/* What each rank reports to rank 0 at the end of the armed-ahead mode. */
+struct ahead_report {
+	uint64_t mismatches, not_arrived, ioctls;
+	double median_s;
+};
+
+/*
+ * The rounds armed cfg->ahead ahead: start, the producer's programs, the
+ * consumer team (wait, check, release), the host's wait and a re-arm
+ * without release.  Closes the plan; 0 when every rank verified every
+ * round.
+ */
+static int run_ahead(struct rank_state *rs, struct tplan_plan **planp)
+{
+	const struct config *cfg = rs->cfg;
+	struct tplan_plan *plan = *planp;
+	struct ahead_report mine = { 0 }, *all = calloc(cfg->ranks, sizeof(*all));
+	struct program *progs = calloc(cfg->programs, sizeof(*progs));
+	double *times = calloc(cfg->rounds, sizeof(*times));
+	struct tplan_handle handle;
+	struct consumer cons;
+	uint64_t io0, failures = 0;
+	uint32_t round, p;
+	int ret, status = 1;
+
+	if (!progs || !times || !all) {
+		fprintf(stderr, "rank %u: out of memory\n", rs->rank);
+		goto out;
+	}
+	io0 = tplan_ctx_ioctls(rs->ctx);
+	for (round = 1; round <= cfg->rounds; round++) {
+		double t0 = now_s();
+
+		ret = tplan_plan_start(plan, &handle);
+		if (ret)
+			FAIL(rs, "plan start", ret);
+		for (p = 0; p < cfg->programs; p++) {
+			progs[p] = (struct program) { .rs = rs, .handle = &handle, .id = p };
+			ret = -pthread_create(&progs[p].thread, NULL, program_main, &progs[p]);
+			if (ret)
+				FAIL(rs, "pthread_create", ret);
+		}
+		for (p = 0; p < cfg->programs; p++) {
+			pthread_join(progs[p].thread, NULL);
+			if (progs[p].err)
+				FAIL(rs, "mark_ready", progs[p].err);
+		}
+		/* The consumer "kernel", after the producer on its stream. */
+		cons = (struct consumer) { .rs = rs, .handle = &handle };
+		ret = -pthread_create(&cons.thread, NULL, consumer_main, &cons);
+		if (ret)
+			FAIL(rs, "pthread_create", ret);
+		pthread_join(cons.thread, NULL);
+		if (cons.err)
+			FAIL(rs, "release", cons.err);
+		mine.mismatches += cons.mismatches;
+		mine.not_arrived += cons.not_arrived;
+		/* Complete already: the counts are read in user space. */
+		ret = tplan_plan_wait(plan, WAIT_TIMEOUT_MS);
+		if (ret)
+			FAIL(rs, "plan wait", ret);
+		times[round - 1] = now_s() - t0;
+		if (round < cfg->rounds) {
+			ret = tplan_plan_next_round_unreleased(plan);
+			if (ret)
+				FAIL(rs, "next round", ret);
+		}
+	}
+	mine.ioctls = tplan_ctx_ioctls(rs->ctx) - io0;
+	qsort(times, cfg->rounds, sizeof(*times), cmp_double);
+	mine.median_s = times[cfg->rounds / 2];
+	ret = tplan_all_gather(rs->ctx, &mine, sizeof(mine), all, 0);
+	if (ret)
+		FAIL(rs, "all_gather of the reports", ret);
+	if (rs->rank == 0) {
+		for (p = 0; p < cfg->ranks; p++) {
+			failures += all[p].mismatches + all[p].not_arrived;
+			printf("rank %u: %u rounds armed %u ahead, %s, median round %.3f ms, host ioctls per round %.3f (%" PRIu64 " in all)\n",
+			       p, cfg->rounds, cfg->ahead,
+			       all[p].mismatches || all[p].not_arrived ? "VERIFICATION FAILED" :
+									 "every round verified",
+			       all[p].median_s * 1e3, (double)all[p].ioctls / cfg->rounds,
+			       all[p].ioctls);
+		}
+		printf("all_gather: %s: %u ranks, %u rounds armed %u ahead, released by the consumer team\n",
+		       failures ? "FAILED" : "ok", cfg->ranks, cfg->rounds, cfg->ahead);
+		fflush(stdout);
+	} else {
+		for (p = 0; p < cfg->ranks; p++)
+			failures += all[p].mismatches + all[p].not_arrived;
+	}
+	ret = tplan_plan_close(plan, NULL);
+	*planp = NULL;
+	if (ret)
+		FAIL(rs, "plan close", ret);
+	status = failures ? 1 : 0;
+out:
+	free(progs);
+	free(times);
+	free(all);
+	return status;
+}
 
 static int run_rank(const struct config *cfg, uint64_t key, unsigned int rank)
 {
@@ -221,9 +363,18 @@ static int run_rank(const struct config *cfg, uint64_t key, unsigned int rank)
 					 gemm_tile_order, &rs.tiling, &out, &schedule);
 	if (ret)
 		FAIL(&rs, "tile_chunks schedule", ret);
+	if (cfg->ahead) {
+		ret = tplan_ctx_set_rounds_ahead(rs.ctx, cfg->ahead);
+		if (ret)
+			FAIL(&rs, "rounds ahead", ret);
+	}
 	ret = tplan_prepare_all_gather(rs.ctx, &out, schedule, &plan);
 	if (ret)
 		FAIL(&rs, "prepare_all_gather", ret);
+	if (cfg->ahead) {
+		status = run_ahead(&rs, &plan);
+		goto out;
+	}
 
 	progs = calloc(cfg->programs, sizeof(*progs));
 	times = calloc(cfg->rounds, sizeof(*times));
@@ -333,8 +484,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: all_gather [-n ranks] [-r rounds] [-m rows] [-k cols] [-p programs]\n"
-		"                  [-b tile_rows] [-B tile_cols] [-g group_m]\n"
-		"defaults: 4 ranks, 50 rounds, 256 x 256 per rank, 4 programs, 32 x 64 tiles, group_m 2\n");
+		"                  [-b tile_rows] [-B tile_cols] [-g group_m] [-a depth]\n"
+		"defaults: 4 ranks, 50 rounds, 256 x 256 per rank, 4 programs, 32 x 64 tiles, group_m 2;\n"
+		"-a: rounds armed depth ahead, released by a consumer team, host mostly in user space\n");
 	exit(2);
 }
 
@@ -349,7 +501,7 @@ int main(int argc, char **argv)
 	uint64_t key;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:r:m:k:p:b:B:g:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:m:k:p:b:B:g:a:h")) != -1) {
 		switch (opt) {
 		case 'n': cfg.ranks = parse_uint(optarg, 1, TPLAN_HANDLE_MAX_RANKS, opt); break;
 		case 'r': cfg.rounds = parse_uint(optarg, 1, UINT32_MAX - 1, opt); break;
@@ -359,6 +511,7 @@ int main(int argc, char **argv)
 		case 'b': cfg.tile_rows = parse_uint(optarg, 1, 1U << 14, opt); break;
 		case 'B': cfg.tile_cols = parse_uint(optarg, 1, 1U << 14, opt); break;
 		case 'g': cfg.group_m = parse_uint(optarg, 1, 1U << 14, opt); break;
+		case 'a': cfg.ahead = parse_uint(optarg, 1, TPLAN_PLAN_DEPTH_MAX, opt); break;
 		default: usage();
 		}
 	}
