@@ -227,6 +227,20 @@ class Context:
         """Wait until everything queued to peer has executed."""
         self._check(_lib.lib().tplan_quiet(self._c(), peer, timeout_ms), "tplan_quiet")
 
+    def set_rounds_ahead(self, rounds: int) -> None:
+        """Plans created from now on keep ``rounds`` rounds armed (1..64; 1,
+        the default, one at a time).  With more, start, a wait that finds
+        the round complete and the release run in user space, and the
+        kernel is called once per ``rounds`` rounds
+        (``tplan_ctx_set_rounds_ahead(3)``).  Since libtplan 0.4."""
+        self._check(_lib.call("tplan_ctx_set_rounds_ahead")(self._c(), rounds),
+                    "tplan_ctx_set_rounds_ahead")
+
+    @property
+    def ioctls(self) -> int:
+        """The ioctls this context made on /dev/tplan (its host's system calls)."""
+        return _lib.call("tplan_ctx_ioctls")(self._c())
+
     def queue_info(self, peer: int) -> dict:
         q = _lib.tplan_queue_info()
         q.size = ctypes.sizeof(q)

@@ -110,6 +110,8 @@ got.append(gates[word])
 t(got == [5, 5] and sum(gates) == 5, "TriggeredView.release() raises the release word (row total_chunks) to the round, never lowers it", got)
 t(callable(_lib.call("tplan_plan_next_round_unreleased")) and callable(_lib.call("tplan_handle_release")),
   "the library has tplan_plan_next_round_unreleased and tplan_handle_release (next_round(release=False), release())")
+t(callable(_lib.call("tplan_ctx_set_rounds_ahead")) and callable(_lib.call("tplan_ctx_ioctls")),
+  "the library has tplan_ctx_set_rounds_ahead and tplan_ctx_ioctls (ctx.set_rounds_ahead(), ctx.ioctls)")
 
 # ---- schedules ------------------------------------------------------------------
 

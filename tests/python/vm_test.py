@@ -170,6 +170,35 @@ def t_whole_default_with_three_programs(ctx):
     assert plan.close() == "CLOSED"
 
 
+def t_rounds_armed_ahead_run_in_user_space(ctx):
+    out, mine = gathered(ctx)
+
+    def produce(view, rnd):
+        mine[:] = expect(ctx.rank, rnd)
+        view.mark_ready(0)
+
+    ctx.set_rounds_ahead(4)
+    with ctx.ccl.prepare_all_gather(out) as plan:
+        before = ctx.ioctls
+        starts = 0
+        for rnd in range(1, 13):
+            n = ctx.ioctls
+            handle = plan.start()
+            starts += ctx.ioctls - n
+            assert handle.round == rnd
+            produce(TriggeredView.initialize(handle), rnd)
+            plan.wait(TIMEOUT_MS)
+            verify(out, ctx.world_size, rnd)
+            if rnd < 12:
+                plan.next_round()
+        # start never calls the kernel; next_round at rounds 4 and 8 only
+        # (the waits may sleep in it once per round at most).
+        assert starts == 0, starts
+        assert ctx.ioctls - before <= 12 + 2, ctx.ioctls - before
+        assert plan.state == "DONE"
+    ctx.set_rounds_ahead(1)
+
+
 def t_chunks_and_hand_built(ctx):
     out, mine = gathered(ctx)
     s = chunks(mine, 5, max_copy_bytes=96)
@@ -309,6 +338,7 @@ TESTS = [
     t_with_block_closes_on_an_exception,
     t_wait_raises_with_the_shortfall,
     t_one_writer_and_two_programs_overflow,
+    t_rounds_armed_ahead_run_in_user_space,
 ]
 
 
