@@ -330,17 +330,29 @@ static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan *p)
 
 /*
  * Publish (or, when the ranks did not agree, take back) the round staged
- * on the part's queues below peer `below`.
+ * on the part's queues below peer `below`; with ring, ring their
+ * doorbells too (rounds armed ahead ring once, after the last).
  */
 static void tplan_plan_stage_end(struct tplan_file *tf, struct tplan_plan_part *part,
-				 u32 below, bool publish)
+				 u32 below, bool publish, bool ring)
 {
 	struct tplan_queue *q;
 	u32 peer;
 
 	for (peer = 0; peer < below; peer++)
 		if (part->peer_mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
-			tplan_queue_stage_end(q, publish, &part->peer_done[peer]);
+			tplan_queue_stage_end(q, publish, ring, &part->peer_done[peer]);
+}
+
+/* Ring the part's queues' doorbells for rounds published without one. */
+static void tplan_plan_ring(struct tplan_file *tf, struct tplan_plan_part *part)
+{
+	struct tplan_queue *q;
+	u32 peer;
+
+	for (peer = 0; peer < tf->group->world_size; peer++)
+		if (part->peer_mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
+			tplan_queue_ring(q);
 }
 
 /*
@@ -366,7 +378,7 @@ static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part,
 		if (!ret)
 			ret = tplan_queue_stage_round(q, &part->tmpl[peer], round, timeout_ms, slot);
 		if (ret) {
-			tplan_plan_stage_end(tf, part, peer, false);
+			tplan_plan_stage_end(tf, part, peer, false, false);
 			return ret;
 		}
 	}
@@ -449,25 +461,28 @@ static int tplan_plan_separate(struct tplan_file *tf, struct tplan_plan *p)
 /*
  * Queue rounds part->armed + 1 .. to on this rank's queues (releasing
  * round `released` first, if not 0), each written on every queue and
- * then published, one round after the other.  Local.  On an error the
- * rounds before the failed one stay queued.
+ * then published, one round after the other, with one doorbell per queue
+ * for them all.  Local.  On an error the rounds before the failed one
+ * stay queued.
  */
 static int tplan_plan_arm_rounds(struct tplan_file *tf, struct tplan_plan *p, u32 to,
 				 u32 released, u32 timeout_ms)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
 	u64 round;
-	int ret;
+	int ret = 0;
 
 	for (round = (u64)part->armed + 1; round <= to; round++) {
 		ret = tplan_plan_note_round(tf, p, round, released) ?:
 		      tplan_plan_stage(tf, part, round, timeout_ms);
 		if (ret)
-			return ret;
-		tplan_plan_stage_end(tf, part, tf->group->world_size, true);
+			break;
+		tplan_plan_stage_end(tf, part, tf->group->world_size, true, round == to);
 		released = 0;
 	}
-	return 0;
+	if (ret)
+		tplan_plan_ring(tf, part);	/* what was published before the failure */
+	return ret;
 }
 
 /* The last round to keep armed when round is the current one. */
@@ -502,7 +517,7 @@ static int tplan_plan_queue_first(struct tplan_file *tf, struct tplan_plan *p, u
 	      tplan_plan_stage(tf, part, round, timeout_ms);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
 	if (!err)
-		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret);
+		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret, true);
 	return ret ?: err;
 }
 

@@ -346,11 +346,11 @@ static void tplan_queue_emit_fence(struct tplan_queue *q, u32 off, u32 data)
 }
 
 /*
- * Hand what is written to the engine: end the batch with its done FENCE,
- * store wptr in the pointer page, ring the doorbell.  Caller holds wlock
- * and made room for the FENCE (tplan_queue_fits()).
+ * End what is written as a batch, its done FENCE last, and store wptr in
+ * the pointer page; the engine learns of it at the next doorbell.  Caller
+ * holds wlock and made room for the FENCE (tplan_queue_fits()).
  */
-static void tplan_queue_publish(struct tplan_queue *q)
+static void tplan_queue_commit(struct tplan_queue *q)
 {
 	lockdep_assert_held(&q->wlock);
 	if (q->wtail == q->wptr)
@@ -360,11 +360,38 @@ static void tplan_queue_publish(struct tplan_queue *q)
 	WRITE_ONCE(q->wptr, q->wtail);
 	/* Release: the packets are in the ring before the pointer says so. */
 	smp_store_release(&q->ptr->wptr, q->wptr);
+}
+
+/* Ring the doorbell with wptr, unless the last doorbell carried it.  Caller holds wlock. */
+static void tplan_queue_ring_locked(struct tplan_queue *q)
+{
+	lockdep_assert_held(&q->wlock);
+	if (q->rung == q->wptr)
+		return;
+	q->rung = q->wptr;
 	/* The pointer in memory before the doorbell: a restored engine reads it. */
 	wmb();
 	atomic64_inc(&q->doorbells);
 	trace_tplan_doorbell(q->group->id, q->src, q->dst, q->wptr, q->done_last);
 	q->engine->doorbell(q, q->wptr);
+}
+
+/* Hand what is written to the engine: commit it, ring the doorbell. */
+static void tplan_queue_publish(struct tplan_queue *q)
+{
+	tplan_queue_commit(q);
+	tplan_queue_ring_locked(q);
+}
+
+/*
+ * Ring the doorbell for batches committed without one (rounds armed
+ * ahead, tplan_queue_stage_end() with ring false): one doorbell for all.
+ */
+void tplan_queue_ring(struct tplan_queue *q)
+{
+	mutex_lock(&q->wlock);
+	tplan_queue_ring_locked(q);
+	mutex_unlock(&q->wlock);
 }
 
 /* Free ring bytes after the writer's tail, as the engine has consumed so far. */
@@ -1137,11 +1164,13 @@ int tplan_queue_wait_gate(struct tplan_queue *q, u32 seq, u32 timeout_ms)
  * the marks where they were.  Cannot fail: wlock is only ever held
  * briefly, so it is taken even by a dying task.
  */
-void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq)
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, bool ring, u64 *done_seq)
 {
 	mutex_lock(&q->wlock);
 	if (publish) {
-		tplan_queue_publish(q);
+		tplan_queue_commit(q);
+		if (ring)
+			tplan_queue_ring_locked(q);
 		*done_seq = q->done_last;
 	} else {
 		q->wtail = q->wptr;

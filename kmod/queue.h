@@ -84,7 +84,8 @@ struct tplan_queue {
 	u64 wtail;			/* written, not yet published */
 	u32 staged;			/* chains of a plan round written, not published */
 	u64 arm_seq;			/* plan rounds armed on it so far (g->lock) */
-	u64 wptr;			/* published: stored in the page, doorbell rung */
+	u64 wptr;			/* published: stored in the page */
+	u64 rung;			/* the wptr of the last doorbell */
 	u32 gate_next;			/* the gate sequence the next chain gets */
 	u64 done_last;			/* the done sequence of the last batch */
 	atomic64_t doorbells;
@@ -161,7 +162,8 @@ int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_im
 int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
 			    u32 round, u32 timeout_ms, u32 *last_gate);
 int tplan_queue_wait_gate(struct tplan_queue *q, u32 seq, u32 timeout_ms);
-void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq);
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, bool ring, u64 *done_seq);
+void tplan_queue_ring(struct tplan_queue *q);
 int tplan_queue_usable(struct tplan_queue *q);
 u32 tplan_queue_fault_state(struct tplan_queue *q);
 int tplan_queue_open_raw_gates(struct tplan_queue *q);

@@ -10,9 +10,10 @@
  *     times dearer and whose checks gain nothing from the other 9 000);
  *     then 200 rounds of three ranks at depth 64;
  *   - the kernel queues exactly depth rounds at prepare, and again at
- *     each TPLAN_NEXT_ROUND_AT; a round outside what is armed is refused
- *     (EINVAL), as is a depth past the budget (ENOSPC, on every rank) or
- *     past TPLAN_PLAN_DEPTH_MAX (EINVAL);
+ *     each TPLAN_NEXT_ROUND_AT, with one doorbell per queue for them; a
+ *     round outside what is armed is refused (EINVAL), as is a depth past
+ *     the budget (ENOSPC, on every rank) or past TPLAN_PLAN_DEPTH_MAX
+ *     (EINVAL);
  *   - a wait that must sleep goes to the kernel at the round the library
  *     has reached; a mark too many is still caught (EOVERFLOW); the
  *     library refuses next_round before the round's wait (EBUSY);
@@ -236,6 +237,7 @@ static int raw_wait_at(struct tp_plan *p, uint32_t round)
 static int rank_raw(struct tplan_rank_env *env)
 {
 	struct tp_qsnap s0, s1, s2;
+	struct tplan_queue_info qi;
 	struct tplan_plan_next_round n;
 	struct tplan_plan_state st;
 	struct tplan_ctx *ctx;
@@ -243,12 +245,14 @@ static int rank_raw(struct tplan_rank_env *env)
 	struct tp_plan p;
 	unsigned int me = env->rank, peer = !env->rank;
 	unsigned char *heap;
-	uint64_t *release;
+	uint64_t *release, d0;
 	uint32_t round, c;
 
 	RANK_OK(tp_join(env, HEAP, 0, &ctx));
 	heap = tplan_heap_ptr(ctx, me);
 	RANK_OK(tp_snap(ctx, &s0));
+	RANK_OK(tplan_queue_info(ctx, peer, &qi));
+	d0 = qi.doorbells;
 	RANK_OK(tp_create_depth(&p, ctx, 0, 2 * PART, (uint64_t)me * PART, PART, 2, 4));
 	RANK_OK(tp_even_sched(&ev, (uint64_t)me * PART, PART, 2, 1, 0));
 	RANK_OK(tp_prepare(&p, &ev.s));
@@ -258,6 +262,9 @@ static int rank_raw(struct tplan_rank_env *env)
 	RANK_EQ(4, st.armed);
 	RANK_EQ(4, st.depth);
 	RANK_OK(tp_snap(ctx, &s1));
+	/* Round 1 at the commit, then one doorbell for rounds 2..4. */
+	RANK_OK(tplan_queue_info(ctx, peer, &qi));
+	RANK_EQ(d0 + 2, qi.doorbells);
 	release = tp_gate(&p, me, p.chunk_base[2], TPLAN_GATE_RELEASED);
 	for (round = 1; round <= 4; round++) {
 		tp_fill(heap + (uint64_t)me * PART, PART, tp_seed(me, round, env->key));
@@ -289,10 +296,15 @@ static int rank_raw(struct tplan_rank_env *env)
 	/* Outside module round .. armed: refused, nothing changed. */
 	RANK_ERR(-EINVAL, raw_next_at(&p, 3, &n));
 	RANK_ERR(-EINVAL, raw_next_at(&p, 5, &n));
+	RANK_OK(tplan_queue_info(ctx, peer, &qi));
+	d0 = qi.doorbells;
 	RANK_OK(raw_next_at(&p, 4, &n));
 	RANK_EQ(5, n.round);
 	RANK_EQ(8, n.armed);
 	RANK_OK(tp_snap(ctx, &s2));
+	/* Four rounds, one doorbell. */
+	RANK_OK(tplan_queue_info(ctx, peer, &qi));
+	RANK_EQ(d0 + 1, qi.doorbells);
 	/* Prepare queued four rounds, the call four more: the same bytes each time. */
 	RANK_EQ(s1.wptr[peer] - s0.wptr[peer], s2.wptr[peer] - s1.wptr[peer]);
 	RANK_ASSERT(s1.wptr[peer] > s0.wptr[peer]);
