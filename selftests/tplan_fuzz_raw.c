@@ -464,7 +464,7 @@ static void fill(struct raw *x, int op, void *s, struct post *post)
 		uint32_t i = (uint32_t)fz_below(x->r, COLLIDE_KEYS);
 
 		a->flags = zero(x);
-		a->__reserved = zero(x);
+		a->heap_fd = (int32_t)zero(x);
 		a->engine = v32(x, TPLAN_ENGINE_SOFT);
 		a->sdma_ip = v32(x, fz_chance(x->r, 70) ? TPLAN_SDMA_440 : TPLAN_SDMA_442);
 		a->timeout_ms = timeout(x);

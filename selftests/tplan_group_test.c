@@ -175,7 +175,7 @@ FIXTURE_VARIANT(join_field) {
 #define H HEAP_SIZE
 FIXTURE_VARIANT_ADD(join_field, flags_set) JOIN_FIELD(1, 2, 0, H, S, IP, 0);
 FIXTURE_VARIANT_ADD(join_field, flags_high_bit) JOIN_FIELD(0x80000000u, 2, 0, H, S, IP, 0);
-FIXTURE_VARIANT_ADD(join_field, reserved_set) JOIN_FIELD(0, 2, 0, H, S, IP, 1);
+FIXTURE_VARIANT_ADD(join_field, heap_fd_without_kfd) JOIN_FIELD(0, 2, 0, H, S, IP, 1);
 FIXTURE_VARIANT_ADD(join_field, world_size_0) JOIN_FIELD(0, 0, 0, H, S, IP, 0);
 FIXTURE_VARIANT_ADD(join_field, world_size_17) JOIN_FIELD(0, 17, 0, H, S, IP, 0);
 FIXTURE_VARIANT_ADD(join_field, rank_eq_world) JOIN_FIELD(0, 2, 2, H, S, IP, 0);
@@ -213,7 +213,7 @@ TEST_F(join_field, is_einval)
 		.world_size = variant->world_size, .rank = variant->rank,
 		.heap_size = variant->heap_size, .engine = variant->engine,
 		.sdma_ip = variant->sdma_ip, .timeout_ms = 500,
-		.__reserved = variant->reserved,
+		.heap_fd = (int32_t)variant->reserved,
 	};
 	uint64_t t0 = tplan_now_ms();
 

@@ -103,6 +103,9 @@ enum {
 	TPLAN_CMD_PLAN_NEXT_ROUND,
 	TPLAN_CMD_PLAN_CLOSE,
 	TPLAN_CMD_PLAN_STATE,
+	TPLAN_CMD_HEAP_EXPORT,
+	TPLAN_CMD_ADDR_MAP,
+	TPLAN_CMD_QUEUE_ATTACH_KFD,
 	TPLAN_CMD_LAST
 };
 
@@ -116,7 +119,9 @@ enum {
  * @size: In: sizeof(struct tplan_info)
  * @flags: In: must be 0
  * @abi_version: Out: TPLAN_ABI_VERSION of the running module
- * @engines: Out: TPLAN_ENGINE_* bits of the back ends present
+ * @engines: Out: TPLAN_ENGINE_* bits of the back ends this module can
+ *           drive (TPLAN_ENGINE_KFD: it was built with dma-buf support;
+ *           whether a GPU is there is /dev/kfd's to say)
  * @ring_size: Out: bytes of every queue's ring (a power of two)
  * @prep_limit_pct: Out: percent of a ring that prepared (not yet gated
  *                  open) chains may hold; 1..50
@@ -168,12 +173,18 @@ struct tplan_info {
  * @rank: In: 0..world_size-1, distinct per rank
  * @heap_size: In: bytes of each rank's symmetric heap: a multiple of 4096,
  *             4 KiB..TPLAN_HEAP_SIZE_MAX, the same on every rank
- * @engine: In: TPLAN_ENGINE_SOFT (the only engine that joins today)
+ * @engine: In: TPLAN_ENGINE_SOFT, or TPLAN_ENGINE_KFD (one of tplan_info's
+ *          engines): the ranks' GPUs' SDMA queues, driven through KFD
+ *          (see "the KFD engine" below)
  * @sdma_ip: In: TPLAN_SDMA_440 or TPLAN_SDMA_442: whose per-packet limits apply
  * @timeout_ms: In: how long to wait for the other ranks (0: default)
- * @__reserved: must be 0
+ * @heap_fd: In: TPLAN_ENGINE_KFD: a dma-buf of this rank's heap in its
+ *           GPU's memory, of @heap_size bytes or more (the module holds
+ *           it until the group ends, zeroes it, and reads and writes its
+ *           gate area through a kernel mapping); other engines: 0
  * @heap_base: Out: device address of this rank's heap in this rank's own
- *             address map (see struct tplan_heap_info)
+ *             address map (see struct tplan_heap_info); TPLAN_ENGINE_KFD:
+ *             0, the rank registers its map itself (TPLAN_IOC_ADDR_MAP)
  *
  * Who meets whom: a group is found by @key and the caller's effective uid
  * and user namespace, so another user's group of the same key is never
@@ -204,7 +215,7 @@ struct tplan_group_join {
 	__u32 engine;
 	__u32 sdma_ip;
 	__u32 timeout_ms;
-	__u32 __reserved;
+	__s32 heap_fd;
 	__aligned_u64 heap_base;
 };
 #define TPLAN_IOC_GROUP_JOIN _IO(TPLAN_TYPE, TPLAN_CMD_GROUP_JOIN)
@@ -1025,6 +1036,117 @@ struct tplan_plan_state {
 	__u32 depth;
 };
 #define TPLAN_IOC_PLAN_STATE _IO(TPLAN_TYPE, TPLAN_CMD_PLAN_STATE)
+
+/*
+ * The KFD engine (TPLAN_ENGINE_KFD): each rank's queues are SDMA user
+ * queues of its GPU, which the rank creates through KFD on the queue
+ * memory tplan gives it, and each rank's heap is memory of its GPU.  The
+ * steps, in order (libtplan does all of them in tplan_ctx_join()):
+ *  1. allocate the heap in GPU memory and export it as a dma-buf; join
+ *     with it (tplan_group_join.heap_fd);
+ *  2. import every rank's heap into the GPU's address space (the others'
+ *     through TPLAN_IOC_HEAP_EXPORT's dma-bufs) and register where
+ *     (TPLAN_IOC_ADDR_MAP): that is the rank's address map, which its
+ *     packets are validated in;
+ *  3. for each peer: map the queue's ring and pointer page
+ *     (TPLAN_IOC_QUEUE_INFO with TPLAN_QUEUE_INFO_MAKE), register both
+ *     with KFD at GPU address = CPU address, create the SDMA queue on
+ *     them, map its doorbell, and attach it (TPLAN_IOC_QUEUE_ATTACH_KFD).
+ * The module stays the only writer of packets: it writes them through its
+ * own mapping of the ring, stores wptr in the pointer page and rings the
+ * doorbell itself, from the owner's own system calls only.  A queue that
+ * is not attached refuses work with ENXIO.  Nothing wakes a waiter on
+ * hardware: the module polls each busy queue's pointer page (spinning
+ * briefly, then backing off to a millisecond) and wakes the waits its
+ * progress concerns.  The validator and the ring budget keep cooperating
+ * ranks correct; they are no security boundary against the queue's own
+ * process, which could also make SDMA queues of its own: the GPU's
+ * address space is that boundary.
+ */
+
+/**
+ * struct tplan_heap_export - TPLAN_IOC_HEAP_EXPORT: a dma-buf of rank
+ * @rank's heap (TPLAN_ENGINE_KFD groups), to import into the caller's GPU.
+ * @size: In: sizeof(struct tplan_heap_export)
+ * @rank: In: 0..world_size-1
+ * @flags: In: must be 0
+ * @fd: Out: a new file descriptor (close-on-exec) of the dma-buf
+ *
+ * Errors: ENOTCONN, EINVAL, EOPNOTSUPP (not a KFD group), EMFILE.
+ */
+struct tplan_heap_export {
+	__u32 size;
+	__u32 rank;
+	__u32 flags;
+	__s32 fd;
+};
+#define TPLAN_IOC_HEAP_EXPORT _IO(TPLAN_TYPE, TPLAN_CMD_HEAP_EXPORT)
+
+/**
+ * struct tplan_addr_map_set - TPLAN_IOC_ADDR_MAP: register the caller's
+ * address map (TPLAN_ENGINE_KFD groups): where its GPU sees every heap.
+ * @size: In: sizeof(struct tplan_addr_map_set)
+ * @flags: In: must be 0
+ * @count: In: world_size
+ * @__reserved: must be 0
+ * @heap_dev: In: pointer to @count __u64: rank r's heap in the caller's
+ *            GPU address space, page aligned, non-zero, below 2^47; the
+ *            heaps may not overlap each other
+ *
+ * Once per rank; until then the rank's queues cannot be attached and
+ * TPLAN_IOC_HEAP_INFO's heap_base reads 0.
+ *
+ * Errors: ENOTCONN, EINVAL, EOPNOTSUPP (not a KFD group), EALREADY (the
+ * map is registered), EFAULT.
+ */
+struct tplan_addr_map_set {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 __reserved;
+	__aligned_u64 heap_dev;
+};
+#define TPLAN_IOC_ADDR_MAP _IO(TPLAN_TYPE, TPLAN_CMD_ADDR_MAP)
+
+/**
+ * struct tplan_queue_attach_kfd - TPLAN_IOC_QUEUE_ATTACH_KFD: the (this
+ * rank -> @peer) queue runs on a KFD SDMA queue the caller created.
+ * @size: In: sizeof(struct tplan_queue_attach_kfd)
+ * @flags: In: must be 0
+ * @peer: In: another rank of the group
+ * @kfd_fd: In: the caller's /dev/kfd file that owns the queue (held until
+ *          the queue goes, so that KFD tears the queue down after tplan
+ *          stopped writing to it)
+ * @ring_addr: In: the caller's mapping of this queue's ring (all of it),
+ *             which the KFD queue was created on (GPU address = CPU address)
+ * @ptr_addr: In: the caller's mapping of its pointer page, KFD's rptr and
+ *            wptr (+TPLAN_QPTR_RPTR, +TPLAN_QPTR_WPTR); it may overlap no
+ *            heap in the caller's map
+ * @doorbell_addr: In: the queue's 64-bit doorbell in the caller's mapping
+ *                 of @kfd_fd's doorbell page (8-byte aligned)
+ * @gpu_id: In: KFD's id of the GPU (for debugfs and the trace)
+ * @queue_id: In: KFD's queue id (likewise)
+ *
+ * The queue must be empty (nothing written to it yet).  Only the process
+ * that joined may attach, and only its system calls ring the doorbell.
+ *
+ * Errors: ENOTCONN, EINVAL (a field, or an address that is not what it
+ * should be a mapping of), EOPNOTSUPP (not a KFD group), ENXIO (the
+ * caller's address map is not registered), EALREADY (attached), EBUSY
+ * (the queue has been written to), EPERM (another process), EBADF.
+ */
+struct tplan_queue_attach_kfd {
+	__u32 size;
+	__u32 flags;
+	__u32 peer;
+	__s32 kfd_fd;
+	__aligned_u64 ring_addr;
+	__aligned_u64 ptr_addr;
+	__aligned_u64 doorbell_addr;
+	__u32 gpu_id;
+	__u32 queue_id;
+};
+#define TPLAN_IOC_QUEUE_ATTACH_KFD _IO(TPLAN_TYPE, TPLAN_CMD_QUEUE_ATTACH_KFD)
 
 #ifdef __cplusplus
 }

@@ -38,7 +38,7 @@
 	F(tplan_group_join, engine, 32, 4) \
 	F(tplan_group_join, sdma_ip, 36, 4) \
 	F(tplan_group_join, timeout_ms, 40, 4) \
-	F(tplan_group_join, __reserved, 44, 4) \
+	F(tplan_group_join, heap_fd, 44, 4) \
 	F(tplan_group_join, heap_base, 48, 8) \
 	S(tplan_group_barrier, 16) \
 	F(tplan_group_barrier, size, 0, 4) \
