@@ -94,6 +94,16 @@ static void kfd_topology(struct tplan_kfd *k)
 	}
 }
 
+int tplan_kfd_present(void)
+{
+	int fd = open(TPLAN_KFD_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 int tplan_kfd_open(struct tplan_kfd *k, const char *path)
 {
 	struct tplan_kfd_get_version_args v = { 0, 0 };
@@ -158,7 +168,14 @@ int tplan_kfd_acquire_vm(struct tplan_kfd *k, uint32_t gpu)
 	a.drm_fd = (uint32_t)fd;
 	a.gpu_id = g->gpu_id;
 	ret = kfd_ioctl(k->fd, TPLAN_KFD_IOC_ACQUIRE_VM, &a);
-	if (ret) {
+	/*
+	 * EBUSY: the process's VM of this GPU was acquired through another
+	 * render file, by ROCr or by another rank that is a thread of this
+	 * process (KFD keys its process by address space, so every /dev/kfd
+	 * of the process shares the VM).  That VM is the one this file's
+	 * calls use; the render file is still good for GEM_CREATE.
+	 */
+	if (ret && ret != -EBUSY) {
 		close(fd);
 		return ret;
 	}
@@ -183,54 +200,157 @@ void tplan_kfd_pick_engine(const struct tplan_kfd *k, uint32_t gpu, uint32_t pee
 	}
 }
 
+/* One buffer on GPU gpu's VM, or off it: MAP/UNMAP_MEMORY_TO/FROM_GPU. */
+static int kfd_map_call(struct tplan_kfd *k, uint32_t gpu, uint64_t handle, unsigned long req)
+{
+	struct tplan_kfd_map_memory_args m;
+	uint32_t id;
+
+	if (gpu >= k->ngpus)
+		return -EINVAL;
+	id = k->gpu[gpu].gpu_id;
+	memset(&m, 0, sizeof(m));
+	m.handle = handle;
+	m.device_ids_array_ptr = (uintptr_t)&id;
+	m.n_devices = 1;
+	return kfd_ioctl(k->fd, req, &m);
+}
+
+int tplan_kfd_map(struct tplan_kfd *k, uint32_t gpu, uint64_t handle)
+{
+	return kfd_map_call(k, gpu, handle, TPLAN_KFD_IOC_MAP_MEMORY_TO_GPU);
+}
+
+int tplan_kfd_unmap(struct tplan_kfd *k, uint32_t gpu, uint64_t handle)
+{
+	return kfd_map_call(k, gpu, handle, TPLAN_KFD_IOC_UNMAP_MEMORY_FROM_GPU);
+}
+
+int tplan_kfd_free(struct tplan_kfd *k, uint64_t handle)
+{
+	struct tplan_kfd_free_memory_of_gpu_args f = { handle };
+
+	return kfd_ioctl(k->fd, TPLAN_KFD_IOC_FREE_MEMORY_OF_GPU, &f);
+}
+
+/* A buffer and its mapping on its GPU's VM: the other way round. */
+static int kfd_release(struct tplan_kfd *k, uint32_t gpu, uint64_t handle)
+{
+	int ret = tplan_kfd_unmap(k, gpu, handle);
+
+	return ret ? ret : tplan_kfd_free(k, handle);
+}
+
 /* [p, p + size) as a USERPTR buffer at GPU address = CPU address, mapped on GPU gpu. */
 static int kfd_userptr(struct tplan_kfd *k, uint32_t gpu, void *p, uint64_t size,
 		       uint32_t flags, uint64_t *handle)
 {
 	struct tplan_kfd_alloc_memory_of_gpu_args a;
-	struct tplan_kfd_free_memory_of_gpu_args f;
-	struct tplan_kfd_map_memory_args m;
-	uint32_t id = k->gpu[gpu].gpu_id;
 	int ret;
 
 	memset(&a, 0, sizeof(a));
 	a.va_addr = (uintptr_t)p;
 	a.size = size;
 	a.mmap_offset = (uintptr_t)p;
-	a.gpu_id = id;
+	a.gpu_id = k->gpu[gpu].gpu_id;
 	a.flags = TPLAN_KFD_ALLOC_USERPTR | TPLAN_KFD_ALLOC_UNCACHED | flags;
 	ret = kfd_ioctl(k->fd, TPLAN_KFD_IOC_ALLOC_MEMORY_OF_GPU, &a);
 	if (ret)
 		return ret;
-	memset(&m, 0, sizeof(m));
-	m.handle = a.handle;
-	m.device_ids_array_ptr = (uintptr_t)&id;
-	m.n_devices = 1;
-	ret = kfd_ioctl(k->fd, TPLAN_KFD_IOC_MAP_MEMORY_TO_GPU, &m);
+	ret = tplan_kfd_map(k, gpu, a.handle);
 	if (ret) {
-		f.handle = a.handle;
-		kfd_ioctl(k->fd, TPLAN_KFD_IOC_FREE_MEMORY_OF_GPU, &f);
+		tplan_kfd_free(k, a.handle);
 		return ret;
 	}
 	*handle = a.handle;
 	return 0;
 }
 
-static int kfd_userptr_release(struct tplan_kfd *k, uint32_t gpu, uint64_t handle)
+int tplan_kfd_heap_create(struct tplan_kfd *k, uint32_t gpu, uint64_t size, uint64_t va,
+			  uint64_t *handle, int *dmabuf_fd)
 {
-	struct tplan_kfd_free_memory_of_gpu_args f = { handle };
-	struct tplan_kfd_map_memory_args m;
-	uint32_t id = k->gpu[gpu].gpu_id;
 	int ret;
 
-	memset(&m, 0, sizeof(m));
-	m.handle = handle;
-	m.device_ids_array_ptr = (uintptr_t)&id;
-	m.n_devices = 1;
-	ret = kfd_ioctl(k->fd, TPLAN_KFD_IOC_UNMAP_MEMORY_FROM_GPU, &m);
+	*handle = 0;
+	*dmabuf_fd = -1;
+	if (gpu >= k->ngpus || !size || (size | va) & (KFD_PAGE - 1))
+		return -EINVAL;
+	ret = tplan_kfd_acquire_vm(k, gpu);
 	if (ret)
 		return ret;
-	return kfd_ioctl(k->fd, TPLAN_KFD_IOC_FREE_MEMORY_OF_GPU, &f);
+	if (k->minor >= 12) {
+		struct tplan_kfd_alloc_memory_of_gpu_args a;
+		struct tplan_kfd_export_dmabuf_args e;
+
+		/* PUBLIC: in the CPU's reach (the BAR), so the dma-buf can be mapped. */
+		memset(&a, 0, sizeof(a));
+		a.va_addr = va;
+		a.size = size;
+		a.gpu_id = k->gpu[gpu].gpu_id;
+		a.flags = TPLAN_KFD_ALLOC_VRAM | TPLAN_KFD_ALLOC_WRITABLE | TPLAN_KFD_ALLOC_PUBLIC;
+		ret = kfd_ioctl(k->fd, TPLAN_KFD_IOC_ALLOC_MEMORY_OF_GPU, &a);
+		if (ret)
+			return ret;
+		memset(&e, 0, sizeof(e));
+		e.handle = a.handle;
+		e.flags = O_RDWR | O_CLOEXEC;
+		ret = kfd_ioctl(k->fd, TPLAN_KFD_IOC_EXPORT_DMABUF, &e);
+		if (ret) {
+			tplan_kfd_free(k, a.handle);
+			return ret;
+		}
+		*handle = a.handle;
+		*dmabuf_fd = (int)e.dmabuf_fd;
+	} else {
+		union tplan_amdgpu_gem_create c;
+		struct tplan_drm_prime_handle pr;
+		struct tplan_drm_gem_close gc;
+		int rfd = k->gpu[gpu].render_fd;
+
+		/* KFD 1.11 exports nothing: the render node's GEM buffer, PRIMEd. */
+		memset(&c, 0, sizeof(c));
+		c.in.bo_size = size;
+		c.in.alignment = KFD_PAGE;
+		c.in.domains = TPLAN_AMDGPU_GEM_DOMAIN_VRAM;
+		c.in.domain_flags = TPLAN_AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED;
+		ret = kfd_ioctl(rfd, TPLAN_DRM_IOCTL_AMDGPU_GEM_CREATE, &c);
+		if (ret)
+			return ret;
+		memset(&pr, 0, sizeof(pr));
+		pr.handle = c.out.handle;
+		pr.flags = O_RDWR | O_CLOEXEC;
+		ret = kfd_ioctl(rfd, TPLAN_DRM_IOCTL_PRIME_HANDLE_TO_FD, &pr);
+		/* The dma-buf holds the buffer: the GEM handle is not needed either way. */
+		memset(&gc, 0, sizeof(gc));
+		gc.handle = c.out.handle;
+		kfd_ioctl(rfd, TPLAN_DRM_IOCTL_GEM_CLOSE, &gc);
+		if (ret)
+			return ret;
+		*dmabuf_fd = pr.fd;
+	}
+	return 0;
+}
+
+int tplan_kfd_import(struct tplan_kfd *k, uint32_t gpu, int dmabuf_fd, uint64_t va,
+		     uint64_t *handle)
+{
+	struct tplan_kfd_import_dmabuf_args a;
+	int ret;
+
+	if (gpu >= k->ngpus || dmabuf_fd < 0 || (va & (KFD_PAGE - 1)))
+		return -EINVAL;
+	ret = tplan_kfd_acquire_vm(k, gpu);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.va_addr = va;
+	a.gpu_id = k->gpu[gpu].gpu_id;
+	a.dmabuf_fd = (uint32_t)dmabuf_fd;
+	ret = kfd_ioctl(k->fd, TPLAN_KFD_IOC_IMPORT_DMABUF, &a);
+	if (ret)
+		return ret;
+	*handle = a.handle;
+	return 0;
 }
 
 int tplan_kfd_queue_create(struct tplan_kfd *k, uint32_t gpu, uint32_t peer_gpu, void *ring,
@@ -295,9 +415,9 @@ err_queue:
 	kfd_ioctl(k->fd, TPLAN_KFD_IOC_DESTROY_QUEUE, &d);
 	q->created = 0;
 err_ptr:
-	kfd_userptr_release(k, gpu, q->ptr_handle);
+	kfd_release(k, gpu, q->ptr_handle);
 err_ring:
-	kfd_userptr_release(k, gpu, q->ring_handle);
+	kfd_release(k, gpu, q->ring_handle);
 	return ret;
 }
 
@@ -315,9 +435,9 @@ int tplan_kfd_queue_destroy(struct tplan_kfd *k, struct tplan_kfd_queue *q)
 	if (ret)
 		return ret;
 	q->created = 0;
-	ret = kfd_userptr_release(k, q->gpu, q->ptr_handle);
+	ret = kfd_release(k, q->gpu, q->ptr_handle);
 	if (!ret)
-		ret = kfd_userptr_release(k, q->gpu, q->ring_handle);
+		ret = kfd_release(k, q->gpu, q->ring_handle);
 	if (q->doorbell_slice)
 		munmap(q->doorbell_slice, TPLAN_KFD_DOORBELL_SLICE);
 	q->doorbell_slice = NULL;

@@ -17,6 +17,12 @@
  * GPU, SDMA_BY_ENG_ID on the lowest one; else SDMA_XGMI towards another
  * GPU that has XGMI engines; else SDMA.
  *
+ * A heap is GPU memory shared as a dma-buf: KFD 1.12 allocates VRAM and
+ * exports it; KFD 1.11 (Linux 6.1) exports nothing, so there the render
+ * node's GEM_CREATE makes the buffer and PRIME_HANDLE_TO_FD the dma-buf.
+ * Any rank's heap comes into a GPU's address space by IMPORT_DMABUF at an
+ * address the caller chose, and MAP_MEMORY_TO_GPU.
+ *
  * Teardown is DESTROY_QUEUE first (KFD 1.17 keeps ring and pointer page
  * mapped while the queue lives), then the buffers, then the doorbell.
  * Every function returns 0 or -errno.
@@ -58,12 +64,37 @@ struct tplan_kfd_queue {
 	int created;
 };
 
+/* Whether TPLAN_KFD_PATH opens: 1 or 0. */
+int tplan_kfd_present(void);
+
 /* /dev/kfd (path NULL: TPLAN_KFD_PATH), its version and GPUs; -ENOENT without KFD. */
 int tplan_kfd_open(struct tplan_kfd *k, const char *path);
 void tplan_kfd_close(struct tplan_kfd *k);
 
-/* Acquire GPU gpu's VM through its render node (ROCr may have done so already). */
+/*
+ * Acquire GPU gpu's VM through its render node, which stays open.  The
+ * process's VM acquired already through another file (ROCr's, or another
+ * rank's that is a thread of this process) is taken as it is.
+ */
 int tplan_kfd_acquire_vm(struct tplan_kfd *k, uint32_t gpu);
+
+/*
+ * size bytes of GPU gpu's memory (VRAM, in the CPU's reach) and a dma-buf
+ * of it (*dmabuf_fd, close-on-exec).  KFD 1.12 and later: a KFD buffer at
+ * GPU address va (*handle), not mapped yet; before: the render node's
+ * buffer, *handle 0, which the caller imports (tplan_kfd_import) to map.
+ */
+int tplan_kfd_heap_create(struct tplan_kfd *k, uint32_t gpu, uint64_t size, uint64_t va,
+			  uint64_t *handle, int *dmabuf_fd);
+
+/* A dma-buf into GPU gpu's address space at va (not mapped yet): *handle. */
+int tplan_kfd_import(struct tplan_kfd *k, uint32_t gpu, int dmabuf_fd, uint64_t va,
+		     uint64_t *handle);
+
+/* A buffer onto and off GPU gpu's VM, and freed (once off every VM). */
+int tplan_kfd_map(struct tplan_kfd *k, uint32_t gpu, uint64_t handle);
+int tplan_kfd_unmap(struct tplan_kfd *k, uint32_t gpu, uint64_t handle);
+int tplan_kfd_free(struct tplan_kfd *k, uint64_t handle);
 
 /* The queue type and engine for copies from GPU gpu to GPU peer_gpu. */
 void tplan_kfd_pick_engine(const struct tplan_kfd *k, uint32_t gpu, uint32_t peer_gpu,
