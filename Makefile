@@ -24,7 +24,7 @@ MANDIR ?= $(PREFIX)/share/man
 DKMS_SRC ?= /usr/src/tplan-$(VERSION)
 KSRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
 
-VERSION := 0.4.0
+VERSION := 0.5.0
 SOVERSION := 0
 
 CC ?= cc

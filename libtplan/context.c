@@ -14,6 +14,7 @@
 
 #include "libtplan.h"
 #include "libtplan_priv.h"
+#include "kfd.h"
 #include "tplan_sdma.h"
 
 #define STR_(x) #x
@@ -105,9 +106,15 @@ int tplan_ctx_fd(const struct tplan_ctx *ctx)
 
 int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info)
 {
+	int ret;
+
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
-	return tplan_ioctl(ctx, TPLAN_IOC_INFO, info, "TPLAN_IOC_INFO");
+	ret = tplan_ioctl(ctx, TPLAN_IOC_INFO, info, "TPLAN_IOC_INFO");
+	/* The engines present: the module can drive KFD, but is there one? */
+	if (!ret && (info->engines & TPLAN_ENGINE_KFD) && !tplan_kfd_present())
+		info->engines &= ~TPLAN_ENGINE_KFD;
+	return ret;
 }
 
 void tplan_ctx_set_timeout(struct tplan_ctx *ctx, uint32_t timeout_ms)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Groups: joining (and mapping every rank's heap), and the kernel's
- * collectives, barrier and all-gather.
+ * Groups: joining (the engine, and mapping every rank's heap), and the
+ * kernel's collectives, barrier and all-gather.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +15,8 @@ void tplan_heaps_unmap(struct tplan_ctx *ctx)
 {
 	uint32_t r;
 
+	/* The KFD engine's queues go before the heaps they copy between. */
+	tplan_kfd_leave(ctx, ctx->joined);
 	if (!ctx->heaps)
 		return;
 	for (r = 0; r < ctx->world_size; r++)
@@ -54,6 +56,30 @@ static int heap_map(struct tplan_ctx *ctx, uint32_t r)
 	return 0;
 }
 
+/*
+ * The engine a join asks for: the caller's; else TPLAN_ENGINE ("soft" or
+ * "kfd"); else KFD where the module drives it and /dev/kfd opens
+ * (tplan_query_info() reports KFD only then), else the software engine.
+ */
+static int engine_choose(struct tplan_ctx *ctx, uint32_t asked, uint32_t *engine)
+{
+	const char *env = getenv("TPLAN_ENGINE");
+
+	if (asked)
+		*engine = asked;
+	else if (env && !strcmp(env, "soft"))
+		*engine = TPLAN_ENGINE_SOFT;
+	else if (env && !strcmp(env, "kfd"))
+		*engine = TPLAN_ENGINE_KFD;
+	else if (env && *env)
+		return tplan_set_error(ctx, -EINVAL, "tplan_ctx_join: TPLAN_ENGINE=%s: soft or kfd",
+				       env);
+	else
+		*engine = ctx->info.engines & TPLAN_ENGINE_KFD ? TPLAN_ENGINE_KFD :
+								 TPLAN_ENGINE_SOFT;
+	return 0;
+}
+
 int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params)
 {
 	struct tplan_group_join join = {
@@ -62,28 +88,49 @@ int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params
 		.world_size = params->world_size,
 		.rank = params->rank,
 		.heap_size = params->heap_size,
-		.engine = params->engine ? params->engine : TPLAN_ENGINE_SOFT,
 		.sdma_ip = params->sdma_ip ? params->sdma_ip : TPLAN_SDMA_440,
 		.timeout_ms = params->timeout_ms,
 	};
+	struct tplan_kfd_rank *kfd = NULL;
 	uint32_t r;
 	int ret;
 
 	if (ctx->joined)
 		return tplan_set_error(ctx, -EALREADY, "tplan_ctx_join: already rank %u of %u",
 				       ctx->rank, ctx->world_size);
-	ret = tplan_ioctl(ctx, TPLAN_IOC_GROUP_JOIN, &join, "TPLAN_IOC_GROUP_JOIN");
+	ret = engine_choose(ctx, params->engine, &join.engine);
 	if (ret)
 		return ret;
+	if (join.engine == TPLAN_ENGINE_KFD) {
+		ret = tplan_kfd_join_prepare(ctx, join.heap_size, join.rank, &kfd, &join.heap_fd);
+		if (ret)
+			return ret;
+	}
+	ret = tplan_ioctl(ctx, TPLAN_IOC_GROUP_JOIN, &join, "TPLAN_IOC_GROUP_JOIN");
+	if (ret) {
+		tplan_kfd_rank_free(kfd);
+		return ret;
+	}
+	/* Only now: a join racing on another thread got EALREADY and left this alone. */
+	ctx->kfd = kfd;
 
-	ctx->heaps = calloc(join.world_size, sizeof(*ctx->heaps));
-	if (!ctx->heaps)
-		return tplan_set_error(ctx, -ENOMEM, "tplan_ctx_join: no memory");
 	ctx->key = join.key;
 	ctx->rank = join.rank;
 	ctx->world_size = join.world_size;
 	ctx->heap_size = join.heap_size;
 	ctx->sdma_ip = join.sdma_ip;
+	ctx->engine = join.engine;
+	ctx->heaps = calloc(join.world_size, sizeof(*ctx->heaps));
+	if (!ctx->heaps) {
+		ret = tplan_set_error(ctx, -ENOMEM, "tplan_ctx_join: no memory");
+		goto err_unmap;
+	}
+	if (join.engine == TPLAN_ENGINE_KFD) {
+		ret = tplan_kfd_join_attach(ctx, join.timeout_ms);
+		if (ret)
+			goto err_unmap;
+		goto joined;
+	}
 	for (r = 0; r < join.world_size; r++) {
 		ret = heap_map(ctx, r);
 		if (ret)
@@ -96,6 +143,7 @@ int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params
 				      (unsigned long long)ctx->heaps[ctx->rank].devaddr);
 		goto err_unmap;
 	}
+joined:
 	ctx->heap_next = 0;
 	ctx->joined = 1;
 	return 0;
@@ -113,6 +161,11 @@ int tplan_ctx_rank(const struct tplan_ctx *ctx)
 int tplan_ctx_world_size(const struct tplan_ctx *ctx)
 {
 	return ctx->joined ? (int)ctx->world_size : -ENOTCONN;
+}
+
+int tplan_ctx_engine(const struct tplan_ctx *ctx)
+{
+	return ctx->joined ? (int)ctx->engine : -ENOTCONN;
 }
 
 int tplan_barrier(struct tplan_ctx *ctx, uint32_t timeout_ms)

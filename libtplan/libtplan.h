@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LIBTPLAN_VERSION_MAJOR 0
-#define LIBTPLAN_VERSION_MINOR 4
+#define LIBTPLAN_VERSION_MINOR 5
 #define LIBTPLAN_VERSION_PATCH 0
 
 /* One open of /dev/tplan: one rank once it joins a group. */
@@ -45,7 +45,11 @@ void tplan_ctx_close(struct tplan_ctx *ctx);
 /* The file descriptor behind the context (for poll/epoll or raw ioctls). */
 int tplan_ctx_fd(const struct tplan_ctx *ctx);
 
-/* The module's capabilities (TPLAN_IOC_INFO); filled from the kernel. */
+/*
+ * The module's capabilities (TPLAN_IOC_INFO); filled from the kernel.
+ * engines are the engines present: TPLAN_ENGINE_KFD only where /dev/kfd
+ * also opens.
+ */
 int tplan_query_info(struct tplan_ctx *ctx, struct tplan_info *info);
 
 /*
@@ -87,7 +91,9 @@ const char *tplan_ctx_error(const struct tplan_ctx *ctx);
 
 /*
  * What a rank passes to tplan_ctx_join().  Zero means the default for
- * engine (TPLAN_ENGINE_SOFT), sdma_ip (TPLAN_SDMA_440) and timeout_ms
+ * engine (tplan_ctx_engine(3): the environment's TPLAN_ENGINE, "soft" or
+ * "kfd"; else TPLAN_ENGINE_KFD where tplan_query_info() reports it, else
+ * TPLAN_ENGINE_SOFT), sdma_ip (TPLAN_SDMA_440) and timeout_ms
  * (TPLAN_TIMEOUT_DEFAULT_MS, in the kernel).
  */
 struct tplan_join_params {
@@ -95,14 +101,15 @@ struct tplan_join_params {
 	uint32_t world_size;	/* 1..tplan_info.max_world_size */
 	uint32_t rank;		/* 0..world_size-1, distinct per rank */
 	uint64_t heap_size;	/* bytes of every rank's heap, a multiple of 4096 */
-	uint32_t engine;	/* TPLAN_ENGINE_SOFT */
+	uint32_t engine;	/* TPLAN_ENGINE_SOFT or TPLAN_ENGINE_KFD */
 	uint32_t sdma_ip;	/* TPLAN_SDMA_440 or TPLAN_SDMA_442 */
 	uint32_t timeout_ms;	/* how long to wait for the other ranks */
 };
 
 /*
- * Join the group and map every rank's heap.  Returns once all ranks have
- * joined.  The kernel's errors pass through (uapi/tplan.h, GROUP_JOIN):
+ * Join the group and map every rank's heap (on the KFD engine, also this
+ * rank's GPU memory for its heap and a KFD SDMA queue under each of its
+ * queues: tplan_ctx_engine(3)).  Returns once all ranks have joined.  The kernel's errors pass through (uapi/tplan.h, GROUP_JOIN):
  * -EALREADY, -EINVAL, -EADDRINUSE, -EPERM, -ETIMEDOUT, -EINTR,
  * -ECONNRESET (-EALREADY also when this context joined before).  If mapping a heap
  * fails, the mappings made so far are undone and the error (-ENOMEM, ...)
@@ -114,6 +121,12 @@ int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params
 /* This rank and the group's size; -ENOTCONN before a join. */
 int tplan_ctx_rank(const struct tplan_ctx *ctx);
 int tplan_ctx_world_size(const struct tplan_ctx *ctx);
+
+/*
+ * The engine the joined context's queues run on: TPLAN_ENGINE_SOFT or
+ * TPLAN_ENGINE_KFD; -ENOTCONN before a join.  Since 0.5.
+ */
+int tplan_ctx_engine(const struct tplan_ctx *ctx);
 
 /*
  * Wait until every rank called it.  timeout_ms 0: the kernel's default.

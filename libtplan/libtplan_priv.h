@@ -30,6 +30,9 @@ struct tplan_ctx {
 	uint32_t timeout_ms;		/* plan steps, put: tplan_ctx_set_timeout() */
 	uint32_t rounds_ahead;		/* plans created: tplan_ctx_set_rounds_ahead() */
 	uint64_t ioctls;		/* made on the device file */
+
+	uint32_t engine;		/* TPLAN_ENGINE_* joined with */
+	struct tplan_kfd_rank *kfd;	/* TPLAN_ENGINE_KFD: engine_kfd.c's */
 };
 
 /* Record a readable detail for tplan_ctx_error(); returns err. */
@@ -53,7 +56,32 @@ int tplan_plan_create_or_refuse(struct tplan_ctx *ctx, uint64_t buf_offset, uint
 				const struct tplan_schedule *schedule, int refuse,
 				struct tplan_plan **out);
 
-/* Unmap every heap this context mapped (tplan_ctx_close, join unwind). */
+/*
+ * Unmap every heap this context mapped (tplan_ctx_close, join unwind),
+ * the KFD engine's queues first.
+ */
 void tplan_heaps_unmap(struct tplan_ctx *ctx);
+
+/*
+ * The KFD engine, this rank's side (engine_kfd.c).  Before the kernel's
+ * join: /dev/kfd, the GPU, this rank's heap in its memory, all in *krp,
+ * which the context takes (ctx->kfd) once the kernel's join succeeded
+ * (else tplan_kfd_rank_free()); *heap_fd is the heap's dma-buf, for
+ * tplan_group_join.heap_fd.  After it: every heap in the GPU's address
+ * space and the CPU's, the address map registered, a KFD SDMA queue under
+ * each queue of this rank; fills ctx->heaps and ctx->gate_area.  Each
+ * undoes what it did when it fails (attach: through tplan_kfd_leave()).
+ */
+struct tplan_kfd_rank;
+int tplan_kfd_join_prepare(struct tplan_ctx *ctx, uint64_t heap_size, uint32_t rank,
+			   struct tplan_kfd_rank **krp, int *heap_fd);
+void tplan_kfd_rank_free(struct tplan_kfd_rank *kr);
+int tplan_kfd_join_attach(struct tplan_ctx *ctx, uint32_t timeout_ms);
+
+/*
+ * Undo both, queues first; quiet: let the module finish what it queued
+ * (tplan_ctx_close) rather than only stop.  Nothing without ctx->kfd.
+ */
+void tplan_kfd_leave(struct tplan_ctx *ctx, int quiet);
 
 #endif /* LIBTPLAN_PRIV_H */

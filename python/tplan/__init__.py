@@ -38,7 +38,7 @@ from .plan import (
     whole,
 )
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 
 def library_version() -> str:
