@@ -305,9 +305,10 @@ static int member_join(struct fz_thread *t)
 	t->member = m;
 	m->script.s = m->seed;
 	m->steps = 8 + (uint32_t)fz_below(&m->script, 40);
+	/* The software engine, even where the KFD stand-in is loaded. */
 	jp = (struct tplan_join_params) {
 		.key = m->key, .world_size = m->world, .rank = m->rank,
-		.heap_size = m->heap_size, .sdma_ip = m->sdma_ip,
+		.heap_size = m->heap_size, .engine = TPLAN_ENGINE_SOFT, .sdma_ip = m->sdma_ip,
 		.timeout_ms = m->join_timeout,
 	};
 	fz_what("member: open for group %#llx rank %u/%u", (unsigned long long)m->key, m->rank,

@@ -34,7 +34,8 @@ FIXTURE_SETUP(kq)
 		SKIP(return, "%s absent: the KFD stand-in (kfd_standin.ko) is not loaded",
 		     TPLAN_KFD_PATH);
 	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, tplan_test_group_setup(&self->g, 2, HEAP, 0));
+	/* The software engine's queue, which the test puts on KFD itself. */
+	ASSERT_EQ(0, tplan_test_group_setup_engine(&self->g, 2, HEAP, 0, TPLAN_ENGINE_SOFT));
 	fd = tplan_ctx_fd(self->g.ctx);
 	self->qi = (struct tplan_queue_info) {
 		.size = sizeof(self->qi), .peer = 1, .flags = TPLAN_QUEUE_INFO_MAKE,

@@ -575,8 +575,21 @@ static inline int tplan_test_inject_allowed(void)
 }
 
 /*
+ * The engine the tests' library joins ask for: the library's default (0)
+ * where TPLAN_ENGINE names one, so that TPLAN_ENGINE=kfd takes them to
+ * the KFD engine; else the software engine, so that loading the KFD
+ * stand-in changes no test that does not ask for it.
+ */
+static inline uint32_t tplan_test_engine(void)
+{
+	const char *e = getenv("TPLAN_ENGINE");
+
+	return e && *e ? 0 : TPLAN_ENGINE_SOFT;
+}
+
+/*
  * Open a context and join env's group as env's rank, with sdma_ip (0: the
- * library's default).  Every rank allocates and clears its heap before it
+ * library's default), on tplan_test_engine().  Every rank allocates and clears its heap before it
  * waits for the others: the timeout grows by a minute per GiB of heap, so
  * a slow host does not make the other ranks give up on it.
  */
@@ -588,6 +601,7 @@ static inline int tplan_rank_join_ip(struct tplan_rank_env *env, uint64_t heap_s
 		.world_size = env->world,
 		.rank = env->rank,
 		.heap_size = heap_size,
+		.engine = tplan_test_engine(),
 		.sdma_ip = sdma_ip,
 		.timeout_ms = TPLAN_TEST_TIMEOUT_MS + (uint32_t)(heap_size >> 30) * 60000,
 	};
@@ -702,12 +716,16 @@ struct tplan_test_group {
 	uint64_t key;
 };
 
-/* 0 or -errno; on failure tplan_test_group_teardown() still cleans up. */
-static inline int tplan_test_group_setup(struct tplan_test_group *g, unsigned int world,
-					 uint64_t heap_size, uint32_t sdma_ip)
+/*
+ * 0 or -errno; on failure tplan_test_group_teardown() still cleans up.
+ * engine: as tplan_join_params.engine.
+ */
+static inline int tplan_test_group_setup_engine(struct tplan_test_group *g, unsigned int world,
+						uint64_t heap_size, uint32_t sdma_ip,
+						uint32_t engine)
 {
 	struct tplan_join_params jp = {
-		.world_size = world, .heap_size = heap_size, .sdma_ip = sdma_ip,
+		.world_size = world, .heap_size = heap_size, .engine = engine, .sdma_ip = sdma_ip,
 		.timeout_ms = TPLAN_TEST_TIMEOUT_MS,
 	};
 	unsigned int r;
@@ -739,6 +757,13 @@ static inline int tplan_test_group_setup(struct tplan_test_group *g, unsigned in
 	if (ret)
 		return ret;
 	return tplan_ctx_join(g->ctx, &jp);
+}
+
+/* The same on tplan_test_engine(). */
+static inline int tplan_test_group_setup(struct tplan_test_group *g, unsigned int world,
+					 uint64_t heap_size, uint32_t sdma_ip)
+{
+	return tplan_test_group_setup_engine(g, world, heap_size, sdma_ip, tplan_test_engine());
 }
 
 static inline void tplan_test_group_teardown(struct tplan_test_group *g)
