@@ -194,6 +194,7 @@ _PROTOS_SINCE = {
     "tplan_handle_release": ((0, 3), c_int, [_P(tplan_handle)]),
     "tplan_ctx_set_rounds_ahead": ((0, 4), c_int, [c_void_p, c_uint32]),
     "tplan_ctx_ioctls": ((0, 4), c_uint64, [c_void_p]),
+    "tplan_ctx_engine": ((0, 5), c_int, [c_void_p]),
 }
 
 

@@ -12,6 +12,7 @@ from . import _heap, _lib
 from ._lib import TplanError, check
 
 ENGINE_SOFT = 1  # TPLAN_ENGINE_SOFT
+ENGINE_KFD = 2  # TPLAN_ENGINE_KFD
 SDMA_440 = 0x040400  # TPLAN_SDMA_440: MI200, gfx90a
 SDMA_442 = 0x040402  # TPLAN_SDMA_442: MI300, gfx942
 COPY_MAX_BYTES = 1 << 30  # a COPY_LINEAR's count field
@@ -37,6 +38,7 @@ class Context:
         path: Optional[str] = None,
         timeout_ms: int = 0,
         sdma_ip: int = 0,
+        engine: int = 0,
     ):
         lib = _lib.lib()
         p = c_void_p()
@@ -52,7 +54,8 @@ class Context:
                 self.close()
                 raise TypeError("joining needs key, world_size and rank")
             try:
-                self.join(key, world_size, rank, heap_size, timeout_ms=timeout_ms, sdma_ip=sdma_ip)
+                self.join(key, world_size, rank, heap_size, timeout_ms=timeout_ms, sdma_ip=sdma_ip,
+                          engine=engine)
             except BaseException:
                 self.close()
                 raise
@@ -111,9 +114,11 @@ class Context:
 
     # ---- the group ---------------------------------------------------------
 
-    def join(self, key: int, world_size: int, rank: int, heap_size: int, *, timeout_ms: int = 0, sdma_ip: int = 0) -> None:
-        """Join the group and map every rank's heap."""
-        params = _lib.tplan_join_params(key, world_size, rank, heap_size, 0, sdma_ip, timeout_ms)
+    def join(self, key: int, world_size: int, rank: int, heap_size: int, *, timeout_ms: int = 0, sdma_ip: int = 0,
+             engine: int = 0) -> None:
+        """Join the group and map every rank's heap.  engine: ENGINE_SOFT,
+        ENGINE_KFD, or 0 for the library's choice (tplan_ctx_engine(3))."""
+        params = _lib.tplan_join_params(key, world_size, rank, heap_size, engine, sdma_ip, timeout_ms)
         self._sdma_ip = sdma_ip
         self._check(_lib.lib().tplan_ctx_join(self._c(), byref(params)), "tplan_ctx_join")
         size = self.heap_size
@@ -127,6 +132,11 @@ class Context:
     @property
     def world_size(self) -> int:
         return self._check(_lib.lib().tplan_ctx_world_size(self._c()), "tplan_ctx_world_size")
+
+    @property
+    def engine(self) -> int:
+        """ENGINE_SOFT or ENGINE_KFD: the engine joined with.  Since libtplan 0.5."""
+        return self._check(_lib.call("tplan_ctx_engine")(self._c()), "tplan_ctx_engine")
 
     # Iris's spellings.
     def get_rank(self) -> int:
@@ -260,4 +270,4 @@ class _Ccl:
         return prepare_all_gather(self._ctx, out, schedule, programs=programs)
 
 
-__all__ = ["Context", "ENGINE_SOFT", "SDMA_440", "SDMA_442"]
+__all__ = ["Context", "ENGINE_KFD", "ENGINE_SOFT", "SDMA_440", "SDMA_442"]
