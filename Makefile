@@ -122,7 +122,8 @@ SELFTEST_LAST := tplan_join_race_test
 # Tests of /dev/kfd: after the plan loads the tests' KFD stand-in
 # (selftests/kfd_standin, built per kernel by scripts/lib.sh's
 # build_standin); they skip where it is not built.
-SELFTEST_KFD := tplan_kfd_standin_test tplan_kfd_queue_test tplan_kfd_join_test
+SELFTEST_KFD := tplan_kfd_standin_test tplan_kfd_queue_test tplan_kfd_engine_test \
+	tplan_kfd_join_test
 # A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h);
 # the errno contract from uapi/tplan.h (tplan_errno.h, generated at build time).
 $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h $(LIB_A) \

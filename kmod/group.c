@@ -41,6 +41,18 @@ static LIST_HEAD(tplan_groups);
 static DEFINE_MUTEX(tplan_groups_lock);
 static atomic_t tplan_group_serial = ATOMIC_INIT(0);
 
+static void tplan_heap_free(struct tplan_heap *h)
+{
+	if (h->dmabuf) {
+		tplan_kfd_heap_put(h);
+	} else {
+		vfree(h->vaddr);
+		tplan_uncharge(h->user, h->size);
+		tplan_user_put(h->user);
+	}
+	memset(h, 0, sizeof(*h));
+}
+
 /* Called by kref_put_mutex() with tplan_groups_lock held; unlocks it. */
 static void tplan_group_release(struct kref *kref)
 {
@@ -56,9 +68,7 @@ static void tplan_group_release(struct kref *kref)
 	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++) {
 		if (!g->heaps[r].vaddr)
 			continue;
-		vfree(g->heaps[r].vaddr);
-		tplan_uncharge(g->heaps[r].user, g->heaps[r].size);
-		tplan_user_put(g->heaps[r].user);
+		tplan_heap_free(&g->heaps[r]);
 		put_task_struct(g->tasks[r]);
 	}
 	if (g->pending)
@@ -207,7 +217,7 @@ err_pending:
 
 static int tplan_join_check(const struct tplan_group_join *cmd)
 {
-	if (cmd->flags || cmd->__reserved)
+	if (cmd->flags)
 		return -EINVAL;
 	if (!cmd->world_size || cmd->world_size > TPLAN_MAX_WORLD_SIZE ||
 	    cmd->rank >= cmd->world_size)
@@ -215,7 +225,10 @@ static int tplan_join_check(const struct tplan_group_join *cmd)
 	if (!cmd->heap_size || cmd->heap_size > TPLAN_HEAP_SIZE_MAX ||
 	    !IS_ALIGNED(cmd->heap_size, PAGE_SIZE))
 		return -EINVAL;
-	if (cmd->engine != TPLAN_ENGINE_SOFT)
+	if (cmd->engine != TPLAN_ENGINE_SOFT && !(cmd->engine == TPLAN_ENGINE_KFD &&
+						  tplan_kfd_engine_available()))
+		return -EINVAL;
+	if (cmd->engine == TPLAN_ENGINE_SOFT && cmd->heap_fd)
 		return -EINVAL;
 	if (cmd->sdma_ip != TPLAN_SDMA_440 && cmd->sdma_ip != TPLAN_SDMA_442)
 		return -EINVAL;
@@ -252,12 +265,30 @@ static int tplan_join_admit_locked(struct tplan_group *g, const struct tplan_gro
 	return 0;
 }
 
-static void tplan_heap_free(struct tplan_heap *h)
+
+/*
+ * This rank's heap: kernel memory charged to the user, or with the KFD
+ * engine the GPU memory of the dma-buf it passed (KFD charges that).
+ */
+static int tplan_heap_alloc(struct tplan_heap *h, struct tplan_file *tf,
+			    const struct tplan_group_join *cmd)
 {
-	vfree(h->vaddr);
-	tplan_uncharge(h->user, h->size);
-	tplan_user_put(h->user);
-	memset(h, 0, sizeof(*h));
+	int ret;
+
+	if (cmd->engine == TPLAN_ENGINE_KFD)
+		return tplan_kfd_heap_get(h, cmd->heap_fd, cmd->heap_size);
+	ret = tplan_charge(tf->user, cmd->heap_size);
+	if (ret)
+		return ret;
+	refcount_inc(&tf->user->ref);
+	h->user = tf->user;
+	h->size = cmd->heap_size;
+	h->vaddr = __vmalloc(cmd->heap_size, TPLAN_GFP_USER_SIZED | __GFP_ZERO);
+	if (!h->vaddr) {
+		tplan_heap_free(h);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -268,6 +299,9 @@ static void tplan_heap_free(struct tplan_heap *h)
 static int tplan_map_register_locked(struct tplan_group *g, u32 rank)
 {
 	lockdep_assert_held(&g->lock);
+	/* The KFD engine's rank registers its own, later (TPLAN_IOC_ADDR_MAP). */
+	if (g->engine == TPLAN_ENGINE_KFD)
+		return 0;
 	return tplan_soft_map_register(g, rank);
 }
 
@@ -278,6 +312,7 @@ static void tplan_join_undo_locked(struct tplan_group *g, u32 rank)
 	g->joined &= ~BIT(rank);
 	g->ready &= ~BIT(rank);
 	memset(&g->maps[rank], 0, sizeof(g->maps[rank]));
+	g->maps_set &= ~BIT(rank);
 	tplan_heap_free(&g->heaps[rank]);
 	put_task_struct(g->tasks[rank]);
 	g->tasks[rank] = NULL;
@@ -293,23 +328,14 @@ static int tplan_join(struct tplan_ucmd *ucmd)
 	struct tplan_group_join *cmd = ucmd->cmd;
 	struct tplan_file *tf = ucmd->tf;
 	u64 deadline = tplan_deadline(cmd->timeout_ms);
-	struct tplan_heap heap = {
-		.size = cmd->heap_size,
-		.user = tf->user,
-	};
+	struct tplan_heap heap = {};
 	struct tplan_group *g;
 	int ret;
 
 	/* The heap first: allocating it may take long and must not hold locks. */
-	ret = tplan_charge(tf->user, cmd->heap_size);
+	ret = tplan_heap_alloc(&heap, tf, cmd);
 	if (ret)
 		return ret;
-	refcount_inc(&tf->user->ref);
-	heap.vaddr = __vmalloc(cmd->heap_size, TPLAN_GFP_USER_SIZED | __GFP_ZERO);
-	if (!heap.vaddr) {
-		tplan_heap_free(&heap);
-		return -ENOMEM;
-	}
 
 	mutex_lock(&tplan_groups_lock);
 	g = tplan_group_lookup_locked(cmd->key);
@@ -578,6 +604,9 @@ int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 		return -ENOTCONN;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	/* A heap in GPU memory is mapped through its dma-buf. */
+	if (g->engine == TPLAN_ENGINE_KFD)
+		return -ENODEV;
 	if (rank >= g->world_size || in_heap >= g->heap_size || len > g->heap_size - in_heap)
 		return -EINVAL;
 	tplan_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);

@@ -97,7 +97,8 @@ static int tplan_info(struct tplan_ucmd *ucmd)
 		return -EINVAL;
 
 	cmd->abi_version = TPLAN_ABI_VERSION;
-	cmd->engines = TPLAN_ENGINE_SOFT;
+	cmd->engines = TPLAN_ENGINE_SOFT |
+		       (tplan_kfd_engine_available() ? TPLAN_ENGINE_KFD : 0);
 	cmd->ring_size = tplan_params.ring_size;
 	cmd->prep_limit_pct = tplan_params.prep_limit_pct;
 	cmd->max_world_size = TPLAN_MAX_WORLD_SIZE;
@@ -187,6 +188,10 @@ static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_PLAN_CLOSE, tplan_plan_close, struct tplan_plan_close,
 				 state),
 	IOCTL_OP(TPLAN_IOC_PLAN_STATE, tplan_plan_state, struct tplan_plan_state, round),
+	IOCTL_OP(TPLAN_IOC_HEAP_EXPORT, tplan_heap_export, struct tplan_heap_export, fd),
+	IOCTL_OP_IN(TPLAN_IOC_ADDR_MAP, tplan_addr_map_set, struct tplan_addr_map_set, heap_dev),
+	IOCTL_OP_IN(TPLAN_IOC_QUEUE_ATTACH_KFD, tplan_queue_attach_kfd,
+		    struct tplan_queue_attach_kfd, queue_id),
 };
 
 int tplan_ucmd_respond(struct tplan_ucmd *ucmd)
@@ -334,6 +339,7 @@ err_debugfs:
 static void __exit tplan_exit(void)
 {
 	misc_deregister(&tplan_misc);
+	tplan_kfd_engine_exit();
 	tplan_debugfs_exit();
 }
 

@@ -84,7 +84,7 @@ static struct tplan_queue *tplan_queue_create(struct tplan_file *tf, u32 dst)
 	spin_lock_init(&q->budget_lock);
 	init_waitqueue_head(&q->owner_wq);
 
-	q->engine = &tplan_soft_engine;
+	q->engine = g->engine == TPLAN_ENGINE_KFD ? &tplan_kfd_engine : &tplan_soft_engine;
 	ret = q->engine->start(q);
 	if (ret) {
 		tplan_user_put(q->user);
@@ -114,9 +114,11 @@ static void tplan_queue_free(struct tplan_queue *q)
 {
 	/* debugfs first: its readers look at the engine's state. */
 	debugfs_remove(q->debugfs);
+	/* The KFD engine may keep ring and pointer page a while (kfd_engine.c). */
 	q->engine->stop(q);
 	kvfree(q->marks);
-	__free_page(q->ptr_page);
+	if (q->ptr_page)
+		__free_page(q->ptr_page);
 	vfree(q->ring);
 	tplan_uncharge(q->user, q->ring_size + PAGE_SIZE);
 	tplan_user_put(q->user);
@@ -294,7 +296,7 @@ void tplan_queue_fault(struct tplan_queue *q, u64 offset, u32 dword, u32 reason)
 	tplan_group_note_fault(q->group, &f);
 }
 
-/* Why the owner may not use the queue now: 0, ECONNRESET or EIO. */
+/* Why the owner may not use the queue now: 0, ECONNRESET, EIO or the engine's (ENXIO). */
 int tplan_queue_usable(struct tplan_queue *q)
 {
 	int broken = READ_ONCE(q->group->broken);
@@ -303,7 +305,7 @@ int tplan_queue_usable(struct tplan_queue *q)
 		return broken;
 	if (READ_ONCE(q->state))
 		return -EIO;
-	return 0;
+	return q->engine->usable ? q->engine->usable(q) : 0;
 }
 
 /* Bytes gated now, the chains whose gate FENCE ran forgotten first. */
@@ -655,7 +657,7 @@ int tplan_quiet(struct tplan_ucmd *ucmd)
 }
 
 /* mmap offsets of a queue's ring and pointer page (tplan_queue_mmap()). */
-static u64 tplan_queue_mmap_offset(u32 peer, bool ptr)
+u64 tplan_queue_mmap_offset(u32 peer, bool ptr)
 {
 	return TPLAN_MMAP_QUEUE | (u64)peer << TPLAN_MMAP_QUEUE_PEER_SHIFT |
 	       (ptr ? TPLAN_MMAP_QUEUE_PTR : 0);

@@ -118,8 +118,14 @@ struct tplan_engine_ops {
 	void (*stop)(struct tplan_queue *q);	/* returns once nothing executes */
 	void (*doorbell)(struct tplan_queue *q, u64 wptr);
 	void (*show)(struct seq_file *m, struct tplan_queue *q);	/* debugfs */
+	/* Optional: why the queue takes no work now (0: it does). */
+	int (*usable)(struct tplan_queue *q);
 };
 extern const struct tplan_engine_ops tplan_soft_engine;
+extern const struct tplan_engine_ops tplan_kfd_engine;
+
+/* The mmap offset of the (own rank -> peer) queue's ring, or its pointer page. */
+u64 tplan_queue_mmap_offset(u32 peer, bool ptr);
 
 /* One prepared chain to write: its packets and the round its POLL waits for. */
 struct tplan_chain_image {

@@ -65,10 +65,13 @@ u32 tplan_first_round(void);
 #define TPLAN_MMAP_QUEUE_PEER_SHIFT	36
 #define TPLAN_MMAP_QUEUE_PTR		(1ULL << 35)
 
+struct dma_buf;
+
 struct tplan_heap {
-	void *vaddr;			/* __vmalloc(), zeroed, charged */
+	void *vaddr;			/* __vmalloc(), zeroed, charged; or dmabuf's vmap */
 	u64 size;
-	struct tplan_user *user;	/* who the bytes are charged to */
+	struct tplan_user *user;	/* who the bytes are charged to (soft heaps) */
+	struct dma_buf *dmabuf;		/* KFD engine: GPU memory (kfd_heap.c) */
 };
 
 /*
@@ -143,6 +146,7 @@ struct tplan_group {
 
 	struct tplan_heap heaps[TPLAN_MAX_WORLD_SIZE];
 	struct tplan_addr_map maps[TPLAN_MAX_WORLD_SIZE];	/* joined ranks' */
+	u32 maps_set;			/* KFD engine: ranks that registered theirs (lock) */
 	struct task_struct *tasks[TPLAN_MAX_WORLD_SIZE];	/* admitted ranks' */
 	struct tplan_coll coll;
 	struct tplan_queue *queues[TPLAN_MAX_WORLD_SIZE][TPLAN_MAX_WORLD_SIZE];
@@ -338,6 +342,16 @@ void tplan_queue_wake(struct tplan_queue *q);
 
 /* soft_map.c */
 int tplan_soft_map_register(struct tplan_group *g, u32 rank);
+
+/* The KFD engine: heaps as dma-bufs, address maps, queues (kfd_heap.c, kfd_engine.c). */
+bool tplan_kfd_engine_available(void);
+int tplan_kfd_heap_get(struct tplan_heap *h, int fd, u64 size);
+void tplan_kfd_heap_put(struct tplan_heap *h);
+bool tplan_kfd_map_overlaps(struct tplan_group *g, u32 rank, u64 addr, u64 len);
+int tplan_heap_export(struct tplan_ucmd *ucmd);
+int tplan_addr_map_set(struct tplan_ucmd *ucmd);
+int tplan_queue_attach_kfd(struct tplan_ucmd *ucmd);
+void tplan_kfd_engine_exit(void);
 
 /* debugfs.c */
 void tplan_debugfs_init(void);

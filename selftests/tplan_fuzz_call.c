@@ -86,6 +86,11 @@ const struct fz_cmd_info fz_cmds[FZ_NCMD] = {
 	/* armed and depth came after the first version */
 	CMD(PLAN_STATE, "PLAN_STATE", tplan_plan_state, offsetofend(struct tplan_plan_state, round),
 	    -1, 0, 0),
+	CMD(HEAP_EXPORT, "HEAP_EXPORT", tplan_heap_export, sizeof(struct tplan_heap_export), -1, 0,
+	    0),
+	CMD(ADDR_MAP, "ADDR_MAP", tplan_addr_map_set, sizeof(struct tplan_addr_map_set), -1, 0, 0),
+	CMD(QUEUE_ATTACH_KFD, "QUEUE_ATTACH_KFD", tplan_queue_attach_kfd,
+	    sizeof(struct tplan_queue_attach_kfd), -1, 0, 0),
 };
 
 /* ---- small helpers ------------------------------------------------------------ */

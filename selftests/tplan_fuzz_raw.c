@@ -674,6 +674,41 @@ static void fill(struct raw *x, int op, void *s, struct post *post)
 		a->plan_id = plan_id(x);
 		break;
 	}
+	/* The KFD engine's calls: a soft group refuses them (EOPNOTSUPP) after the checks. */
+	case TPLAN_CMD_HEAP_EXPORT: {
+		struct tplan_heap_export *a = s;
+
+		a->rank = v32(x, fz_below(x->r, world));
+		a->flags = zero(x);
+		a->fd = (int32_t)fz_rand(x->r);
+		break;
+	}
+	case TPLAN_CMD_ADDR_MAP: {
+		struct tplan_addr_map_set *a = s;
+		uint64_t dev[16];
+		uint32_t r;
+
+		for (r = 0; r < 16; r++)
+			dev[r] = fz_chance(x->r, 80) ? (uint64_t)(r + 1) << 36 : fz_rand(x->r);
+		a->flags = zero(x);
+		a->count = v32(x, world);
+		a->__reserved = zero(x);
+		a->heap_dev = ptr(x, sizeof(dev), dev, 0, &kind);
+		break;
+	}
+	case TPLAN_CMD_QUEUE_ATTACH_KFD: {
+		struct tplan_queue_attach_kfd *a = s;
+
+		a->flags = zero(x);
+		a->peer = v32(x, fz_below(x->r, world));
+		a->kfd_fd = (int32_t)v32(x, fz_below(x->r, 8));
+		a->ring_addr = fz_rand(x->r) & ~4095ULL;
+		a->ptr_addr = fz_rand(x->r) & ~4095ULL;
+		a->doorbell_addr = fz_rand(x->r);
+		a->gpu_id = (uint32_t)fz_rand(x->r);
+		a->queue_id = (uint32_t)fz_rand(x->r);
+		break;
+	}
 	}
 }
 
@@ -692,6 +727,9 @@ static int harmless(int op)
 	case TPLAN_CMD_PLAN_NEXT_ROUND:
 	case TPLAN_CMD_PLAN_CLOSE:
 	case TPLAN_CMD_PLAN_STATE:
+	case TPLAN_CMD_HEAP_EXPORT:	/* EOPNOTSUPP: a soft group */
+	case TPLAN_CMD_ADDR_MAP:
+	case TPLAN_CMD_QUEUE_ATTACH_KFD:
 		return 1;
 	}
 	return 0;

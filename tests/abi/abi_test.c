@@ -198,6 +198,27 @@
 	F(tplan_plan_state, round, 12, 4) \
 	F(tplan_plan_state, armed, 16, 4) \
 	F(tplan_plan_state, depth, 20, 4) \
+	S(tplan_heap_export, 16) \
+	F(tplan_heap_export, size, 0, 4) \
+	F(tplan_heap_export, rank, 4, 4) \
+	F(tplan_heap_export, flags, 8, 4) \
+	F(tplan_heap_export, fd, 12, 4) \
+	S(tplan_addr_map_set, 24) \
+	F(tplan_addr_map_set, size, 0, 4) \
+	F(tplan_addr_map_set, flags, 4, 4) \
+	F(tplan_addr_map_set, count, 8, 4) \
+	F(tplan_addr_map_set, __reserved, 12, 4) \
+	F(tplan_addr_map_set, heap_dev, 16, 8) \
+	S(tplan_queue_attach_kfd, 48) \
+	F(tplan_queue_attach_kfd, size, 0, 4) \
+	F(tplan_queue_attach_kfd, flags, 4, 4) \
+	F(tplan_queue_attach_kfd, peer, 8, 4) \
+	F(tplan_queue_attach_kfd, kfd_fd, 12, 4) \
+	F(tplan_queue_attach_kfd, ring_addr, 16, 8) \
+	F(tplan_queue_attach_kfd, ptr_addr, 24, 8) \
+	F(tplan_queue_attach_kfd, doorbell_addr, 32, 8) \
+	F(tplan_queue_attach_kfd, gpu_id, 40, 4) \
+	F(tplan_queue_attach_kfd, queue_id, 44, 4) \
 	S(tplan_chain_reject, 40) \
 	F(tplan_chain_reject, rule, 0, 4) \
 	F(tplan_chain_reject, chain, 4, 4) \
@@ -257,6 +278,9 @@
 	C(TPLAN_IOC_PLAN_NEXT_ROUND, 0x3b8e) \
 	C(TPLAN_IOC_PLAN_CLOSE, 0x3b8f) \
 	C(TPLAN_IOC_PLAN_STATE, 0x3b90) \
+	C(TPLAN_IOC_HEAP_EXPORT, 0x3b91) \
+	C(TPLAN_IOC_ADDR_MAP, 0x3b92) \
+	C(TPLAN_IOC_QUEUE_ATTACH_KFD, 0x3b93) \
 	C(TPLAN_CMD_BASE, 0x80) \
 	C(TPLAN_CMD_INFO, 0x80) \
 	C(TPLAN_CMD_GROUP_JOIN, 0x81) \
@@ -275,6 +299,9 @@
 	C(TPLAN_CMD_PLAN_NEXT_ROUND, 0x8e) \
 	C(TPLAN_CMD_PLAN_CLOSE, 0x8f) \
 	C(TPLAN_CMD_PLAN_STATE, 0x90) \
+	C(TPLAN_CMD_HEAP_EXPORT, 0x91) \
+	C(TPLAN_CMD_ADDR_MAP, 0x92) \
+	C(TPLAN_CMD_QUEUE_ATTACH_KFD, 0x93) \
 	C(TPLAN_QUEUE_IDLE, 0) \
 	C(TPLAN_QUEUE_BUSY, 0x1) \
 	C(TPLAN_QUEUE_FAULT, 0x2) \
@@ -299,7 +326,7 @@
 	C(TPLAN_GATE_ARRIVAL, 0x8) \
 	C(TPLAN_GATE_WRITERS, 0x10) \
 	C(TPLAN_GATE_EXPECTED, 0x18) \
-	C(TPLAN_GATE_RELEASED, 0x0) \
+	C(TPLAN_GATE_RELEASED, 0) \
 	C(TPLAN_CHAIN_MAX_DWORDS, 0x40000) \
 	C(TPLAN_CHAIN_POLL_FUNC, 0x5) \
 	C(TPLAN_CHAIN_POLL_MASK, 0xffffffff) \
@@ -333,6 +360,7 @@
 	C(TPLAN_CHAIN_R_ATOMIC_VALUE, 0x1b) \
 	C(TPLAN_CHAIN_R_ATOMIC_UNUSED, 0x1c) \
 	C(TPLAN_CHAIN_R_ATOMIC_ADDR, 0x1d) \
+	C(TPLAN_CHAIN_R_OVERLAP, 0x1e) \
 	C(TPLAN_CHAIN_R_OVERLAP, 0x1e)
 
 #ifdef __cplusplus
