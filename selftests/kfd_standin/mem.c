@@ -825,13 +825,25 @@ void standin_pdd_release(struct standin_pdd *pdd)
 		fput(pdd->drm_file);
 }
 
-/* The process's doorbell slice on a GPU, made on first use.  Caller holds p->lock. */
+/*
+ * The process's doorbell slice on a GPU, made on first use.  Without
+ * p->lock: the doorbell mmap comes here under mmap_lock, and ALLOC of a
+ * USERPTR takes mmap_lock under p->lock (as KFD's mmap takes no process
+ * lock either), so two threads of a process would deadlock otherwise.
+ */
 int standin_doorbells_get(struct standin_pdd *pdd)
 {
-	if (!pdd->doorbells)
-		pdd->doorbells = alloc_pages(GFP_KERNEL | __GFP_ZERO,
-					     get_order(STANDIN_DOORBELL_SLICE));
-	return pdd->doorbells ? 0 : -ENOMEM;
+	struct page *pages;
+
+	if (smp_load_acquire(&pdd->doorbells))
+		return 0;
+	pages = alloc_pages(GFP_KERNEL | __GFP_ZERO, get_order(STANDIN_DOORBELL_SLICE));
+	if (!pages)
+		return -ENOMEM;
+	/* Another thread's made first: that one is the slice. */
+	if (cmpxchg_release(&pdd->doorbells, NULL, pages))
+		__free_pages(pages, get_order(STANDIN_DOORBELL_SLICE));
+	return 0;
 }
 
 /* ---- Doorbells ------------------------------------------------------------ */
@@ -866,9 +878,7 @@ int standin_doorbell_mmap(struct standin_proc *p, struct standin_gpu *gpu,
 
 	if (vma->vm_end - vma->vm_start != STANDIN_DOORBELL_SLICE)
 		return -EINVAL;
-	mutex_lock(&p->lock);
 	ret = standin_doorbells_get(pdd);
-	mutex_unlock(&p->lock);
 	if (ret)
 		return ret;
 	standin_vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE |
