@@ -14,8 +14,11 @@
  *    dma-buf of it (TPLAN_IOC_HEAP_EXPORT; this rank's own is at hand) and
  *    mapped at an address this process reserved for it, so that ranks
  *    that are threads of one process, which share its KFD process and so
- *    its GPU VMs, never pick the same one; and in the CPU's, by mapping
- *    the dma-buf, for tplan_heap_ptr();
+ *    its GPU VMs, never pick the same one; and in the CPU's at the same
+ *    address, the dma-buf mapped over the reservation: tplan_heap_ptr()
+ *    and tplan_heap_devaddr() agree, so an address in a heap (a plan's
+ *    gate table in tplan_plan_start()'s handle) serves a host producer
+ *    and a GPU kernel alike;
  *  - the address map: those addresses (TPLAN_IOC_ADDR_MAP), read back
  *    through TPLAN_IOC_HEAP_INFO;
  *  - for each peer, the queue's ring and pointer page mapped, a KFD SDMA
@@ -97,7 +100,7 @@ static int va_reserve(uint64_t size, uint64_t *va)
 	return 0;
 }
 
-/* A heap off the GPU and freed, its address range given back. */
+/* A heap off the GPU and freed, then its address range (and the CPU's mapping there). */
 static void heap_release(struct tplan_kfd_rank *kr, struct kfd_heap *h)
 {
 	if (h->mapped)
@@ -145,10 +148,9 @@ static void kfd_rank_release(struct tplan_ctx *ctx, struct tplan_kfd_rank *kr, i
 		queue_release(&kr->queues[i], &kr->k);
 	for (i = 0; i < kr->world_size; i++) {
 		heap_release(kr, &kr->heaps[i]);
-		if (ctx && ctx->heaps && ctx->heaps[i].ptr) {
-			munmap(ctx->heaps[i].ptr, kr->heap_size);
+		/* It was the mapping at the heap's address, gone with it. */
+		if (ctx && ctx->heaps)
 			ctx->heaps[i].ptr = NULL;
-		}
 	}
 	heap_release(kr, &kr->own);
 	if (kr->heap_fd >= 0)
@@ -332,11 +334,18 @@ static int heap_attach(struct tplan_ctx *ctx, uint32_t r)
 		goto out;
 	}
 	h->mapped = 1;
-	/* The CPU's view of GPU memory: on hardware, VRAM through the BAR. */
-	p = mmap(NULL, kr->heap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/*
+	 * The CPU's view of the GPU memory (on hardware, VRAM through the
+	 * BAR) at its GPU address, in place of the reservation.
+	 */
+	p = mmap((void *)(uintptr_t)h->va, kr->heap_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, 0);
 	if (p == MAP_FAILED) {
-		ret = tplan_set_error(ctx, -errno, "KFD engine: mmap of rank %u's heap: %s", r,
-				      strerror(errno));
+		ret = tplan_set_error(ctx, -errno, "KFD engine: mmap of rank %u's heap at %#llx: %s",
+				      r, (unsigned long long)h->va, strerror(errno));
+		/* A MAP_FIXED that failed may have unmapped the range: reserve it again. */
+		mmap((void *)(uintptr_t)h->va, kr->heap_size, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 		goto out;
 	}
 	ctx->heaps[r].ptr = p;

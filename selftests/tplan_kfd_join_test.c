@@ -6,8 +6,9 @@
  * rank on a GPU finds the VM acquired), and each rank's heap addresses
  * must stay clear of the others'.  Every rank's heap is GPU memory that
  * every rank reads and writes through tplan_heap_ptr() (the same dma-buf:
- * a write through one rank's mapping is what its owner reads), the
- * address map the library registered is what TPLAN_IOC_HEAP_INFO says, a
+ * a write through one rank's mapping is what its owner reads), mapped at
+ * its GPU address, the address map the library registered is what
+ * TPLAN_IOC_HEAP_INFO says, a
  * put lands through the KFD queues, and joining and closing twenty times
  * leaves no file, mapping, GPU memory or module object behind.  The
  * join's KFD part also runs alone (kfd.c's heaps as dma-bufs, imported
@@ -175,7 +176,10 @@ FIXTURE_TEARDOWN(kj)
 {
 }
 
-/* Every heap in the rank's map, page aligned, apart, as HEAP_INFO says; readable and writable. */
+/*
+ * Every heap in the rank's map, page aligned, apart, as HEAP_INFO says,
+ * mapped for the CPU at the same address; readable and writable.
+ */
 static void kj_heaps(struct kj_rank *r, struct tplan_ctx *ctx)
 {
 	unsigned int q, q2, next = (r->rank + 1) % r->world, prev;
@@ -189,8 +193,9 @@ static void kj_heaps(struct kj_rank *r, struct tplan_ctx *ctx)
 		struct tplan_heap_info hi = { .size = sizeof(hi), .rank = q };
 		uint64_t dev = tplan_heap_devaddr(ctx, q);
 
-		KJ_ASSERT(r, tplan_heap_ptr(ctx, q) != NULL);
 		KJ_ASSERT(r, dev != 0 && dev % 4096 == 0 && dev + r->heap <= 1ULL << 47);
+		/* The CPU maps it at its GPU address: a gate's address serves both. */
+		KJ_ASSERT(r, tplan_heap_ptr(ctx, q) == (void *)(uintptr_t)dev);
 		KJ_OK(r, ctx, tplan_test_ioctl(tplan_ctx_fd(ctx), TPLAN_IOC_HEAP_INFO, &hi));
 		if (hi.heap_base != dev || hi.heap_size != r->heap)
 			KJ_FAIL(r, "rank %u's heap: registered %#llx, HEAP_INFO %#llx (%llu bytes)",
