@@ -243,12 +243,19 @@ static void kj_put(struct kj_rank *r, struct tplan_ctx *ctx)
 {
 	unsigned int next = (r->rank + 1) % r->world, prev = (r->rank + r->world - 1) % r->world;
 	uint32_t *p = tplan_heap_ptr(ctx, r->rank), i;
+	uint64_t t0 = tplan_now_ms(), t1;
+	int ret;
 
 	for (i = 0; i < PATTERN_WORDS; i++)
 		p[i] = ~(r->rank << 24 | i);
 	KJ_OK(r, ctx, tplan_put(ctx, next, 0, PUT_OFF, PATTERN_WORDS * 4));
 	KJ_OK(r, ctx, tplan_quiet(ctx, next, TPLAN_TEST_TIMEOUT_MS));
-	KJ_OK(r, ctx, tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
+	t1 = tplan_now_ms();
+	ret = tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS);
+	if (ret)
+		KJ_FAIL(r, "barrier after put and quiet (%llu ms, barrier %llu ms): %s",
+			(unsigned long long)(t1 - t0), (unsigned long long)(tplan_now_ms() - t1),
+			tplan_ctx_error(ctx));
 	p = (uint32_t *)((char *)tplan_heap_ptr(ctx, r->rank) + PUT_OFF);
 	for (i = 0; i < PATTERN_WORDS; i++)
 		if (p[i] != ~(prev << 24 | i))
