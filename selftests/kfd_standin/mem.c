@@ -825,13 +825,26 @@ void standin_pdd_release(struct standin_pdd *pdd)
 		fput(pdd->drm_file);
 }
 
-/* The process's doorbell slice on a GPU, made on first use.  Caller holds p->lock. */
+/*
+ * The process's doorbell slice on a GPU, made on first use, by
+ * CREATE_QUEUE (under p->lock) or by the doorbell mmap (under the mmap
+ * lock, where p->lock may not be taken: ALLOC_MEMORY_OF_GPU takes the
+ * mmap lock under it, as KFD's does).  The first to publish it wins.
+ */
 int standin_doorbells_get(struct standin_pdd *pdd)
 {
-	if (!pdd->doorbells)
-		pdd->doorbells = alloc_pages(GFP_KERNEL | __GFP_ZERO,
-					     get_order(STANDIN_DOORBELL_SLICE));
-	return pdd->doorbells ? 0 : -ENOMEM;
+	unsigned int order = get_order(STANDIN_DOORBELL_SLICE);
+	struct page *pages;
+
+	/* Acquire: pairs with the cmpxchg() that published the zeroed pages. */
+	if (smp_load_acquire(&pdd->doorbells))
+		return 0;
+	pages = alloc_pages(GFP_KERNEL | __GFP_ZERO, order);
+	if (!pages)
+		return -ENOMEM;
+	if (cmpxchg(&pdd->doorbells, NULL, pages))
+		__free_pages(pages, order);
+	return 0;
 }
 
 /* ---- Doorbells ------------------------------------------------------------ */
@@ -866,9 +879,8 @@ int standin_doorbell_mmap(struct standin_proc *p, struct standin_gpu *gpu,
 
 	if (vma->vm_end - vma->vm_start != STANDIN_DOORBELL_SLICE)
 		return -EINVAL;
-	mutex_lock(&p->lock);
+	/* Not under p->lock: the mmap lock is held (standin_doorbells_get()). */
 	ret = standin_doorbells_get(pdd);
-	mutex_unlock(&p->lock);
 	if (ret)
 		return ret;
 	standin_vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE |
