@@ -12,6 +12,8 @@
 #   make install         library, headers, pkg-config file, docs (DESTDIR, PREFIX)
 #   make dkms-src        module sources into /usr/src/tplan-VERSION for dkms
 #   make sparse / checkpatch / uapi-check
+#   make hw-check        on an MI200/MI300 node: the test-node protocol
+#                        (docs/test-node.md); elsewhere it says what it needs
 
 KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
@@ -162,6 +164,7 @@ HOST_TEST_BINS :=
 -include bench/bench.mk
 -include device/device.mk
 -include examples/hip.mk
+-include tests/hw/hw.mk
 host-tests: $(HOST_TEST_BINS)
 
 # ---- the two jobs --------------------------------------------------------

@@ -29,6 +29,8 @@
  * Faults are not seen: a GPU VM fault stops the process's queues in KFD,
  * and waits on them end by their timeouts.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/kthread.h>

@@ -3,12 +3,13 @@
 #   1. host: uapi headers (C90, C++), library, host unit tests, the ABI guard,
 #      the man pages against the headers, make install and out-of-tree builds
 #      against it, the Python package, the device code (hipcc, clang-19,
-#      Triton), fuzzing
+#      Triton), make hw-check and make hip-examples without a GPU, fuzzing
 #   2. per kernel (Debian 6.1 and 6.12, then the debug kernel): module W=1,
 #      DKMS, sparse, the tests' KFD stand-in W=1, then a VM boot that loads
-#      the module, runs the selftests (the KFD ones with the stand-in),
-#      then the ioctl fuzzer and kill storm (with a small ring, allow_inject
-#      on, then off), scans dmesg (and kmemleak on the debug kernel), rmmods
+#      the module, runs the selftests (the KFD ones with the stand-in, and
+#      the test-node protocol's program over it), then the ioctl fuzzer and
+#      kill storm (with a small ring, allow_inject on, then off), scans
+#      dmesg (and kmemleak on the debug kernel), rmmods
 # Ends with "N passed, N failed, N skipped"; exits 1 on any failure.
 #
 # Environment: TPLAN_KVERS (kernels, default: newest Debian 6.1 and 6.12,
@@ -40,6 +41,9 @@ echo "# host ($(uname -r), $(nproc) CPUs)"
 item "host: uapi headers compile as C90 and C++" make -s uapi-check
 item "host: library builds with -Wall -Wextra -Werror" make -s -j"$JOBS" lib
 item "host: selftests build" make -s -j"$JOBS" selftests
+# The test-node protocol's program (docs/test-node.md): built here so that
+# it cannot rot, and run in the VM over the KFD stand-in (below).
+item "host: the test-node protocol's program builds" make -s -j"$JOBS" hw-check-programs
 item "host: host tests build" make -s -j"$JOBS" host-tests
 for t in $(make -s print-host-tests); do
 	tap "host: $(basename "$t")" "$t"
@@ -70,6 +74,14 @@ for p in "$BUILD"/vm-extra/*; do
 	[ -f "$p" ] || continue
 	cp "$p" "$BUILD/selftests/" && echo "bin $(basename "$p")" >>"$BUILD/selftests/plan"
 done
+# Then, with the KFD stand-in still loaded, every step of the test-node
+# protocol's program over it (tests/hw/standin.sh), the software engine
+# with no quirks: step 2 hands a tplan queue's memory to the stand-in.
+if [ -x "$BUILD/hw/hw_check" ]; then
+	cp "$BUILD/hw/hw_check" "$BUILD/selftests/"
+	cp tests/hw/standin.sh "$BUILD/selftests/tplan_hw_check.sh"
+	printf 'mod soft_quirks=off\nsh tplan_hw_check.sh\n' >>"$BUILD/selftests/plan"
+fi
 # Last in the VM: the ioctl fuzzer and kill storm (it reloads the module),
 # then the tests whose bug would leave the module unusable for the rest,
 # on a fresh module where rmmod can give one.
@@ -88,6 +100,8 @@ tap "host: isa-check refuses broken producers and releases" tests/device/isa_che
 # and without a GPU it must skip (exit 4) saying what it needs.
 tap "host: HIP example compiles for gfx90a, gfx940 and gfx942" tests/device/hip_example.sh build
 tap "host: HIP example exits cleanly without a GPU" tests/device/hip_example.sh run
+# make hw-check and make hip-examples here: each says what it lacks and succeeds.
+tap "host: make hw-check and make hip-examples without a GPU" tests/hw/no_gpu.sh "$BUILD"
 if [ -x tests/fuzz/run.sh ]; then
 	tap "host: fuzz" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-60}"
 fi
@@ -115,14 +129,9 @@ for k in $KVERS; do
 		fi
 		;;
 	esac
-	# The tests' KFD stand-in needs dma-buf and HMM in the kernel.
-	rm -rf "$BUILD/standin/$k"
-	if grep -qs '^CONFIG_DMA_SHARED_BUFFER=y' "$(kernel_tree "$k")/.config" &&
-		grep -qs '^CONFIG_HMM_MIRROR=y' "$(kernel_tree "$k")/.config"; then
-		item "[$k] KFD stand-in builds with W=1, no warnings" build_standin "$k" "$BUILD/standin/$k"
-	else
-		result 0 "[$k] KFD stand-in # SKIP the kernel lacks CONFIG_DMA_SHARED_BUFFER or CONFIG_HMM_MIRROR"
-	fi
+	# The tests' KFD stand-in, on every kernel: Debian's have dma-buf and
+	# HMM, and so has the debug kernel (scripts/vm/debug-kernel.config).
+	item "[$k] KFD stand-in builds with W=1, no warnings" build_standin "$k" "$BUILD/standin/$k"
 	if [ -s "$BUILD/kmod/$k/tplan.ko" ]; then
 		VM_KMOD_DIR="$BUILD/standin/$k" \
 			scripts/vm/run.sh "$k" "$BUILD/kmod/$k" "$BUILD/selftests" "$RESULTS"

@@ -79,10 +79,15 @@ build_module() {
 
 # build_standin KVER OUTDIR: the tests' KFD stand-in (selftests/kfd_standin)
 # for that kernel's tree, W=1, warning-free, as OUTDIR/kfd_standin.ko; its
-# scratch tree holds the packet interpreter it shares with tplan.ko.
+# scratch tree holds the packet interpreter it shares with tplan.ko.  The
+# kernel must have dma-buf and HMM (every kernel make check uses has).
 build_standin() {
-	local kver=$1 out=$2
+	local kver=$1 out=$2 cfg
 	rm -rf "$out"
+	for cfg in CONFIG_DMA_SHARED_BUFFER CONFIG_HMM_MIRROR; do
+		grep -qs "^$cfg=y" "$(kernel_tree "$kver")/.config" ||
+			{ echo "$(kernel_tree "$kver")/.config lacks $cfg=y: the stand-in needs dma-buf and HMM"; return 1; }
+	done
 	mkdir -p "$out/standin" "$out/kmod"
 	cp selftests/kfd_standin/Kbuild "$out/"
 	cp selftests/kfd_standin/*.[ch] "$out/standin/"

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "tplan_selftest.h"
+#include "tplan_sdma.h"
 #include "kfd_abi.h"
 #include "kfd.h"
 
@@ -74,42 +75,60 @@ FIXTURE(kfdeng) {
 	int queued[WORLD];
 };
 
-FIXTURE_SETUP(kfdeng)
+/*
+ * Both ranks in this process, rank r's heap a dma-buf of GPU r: 0 or
+ * -errno.  The caller checked that tplan and KFD are there.
+ */
+static int world_setup(FIXTURE_DATA(kfdeng) *self)
 {
-	struct tplan_info info = { .size = sizeof(info) };
 	pthread_t t;
 	uint32_t i;
 	int ret;
+
+	ret = tplan_kfd_open(&self->k, NULL);
+	if (ret)
+		return ret;
+	if (self->k.ngpus < WORLD)
+		return -ENODEV;
+	for (i = 0; i < WORLD; i++) {
+		self->r[i].fd = tplan_test_open();
+		if (self->r[i].fd < 0)
+			return -errno;
+		ret = tplan_kfd_acquire_vm(&self->k, i);
+		if (ret)
+			return ret;
+		self->r[i].heap_fd = gem_dmabuf(self->k.gpu[i].render_fd, HEAP);
+		if (self->r[i].heap_fd < 0)
+			return -errno;
+		self->r[i].key = self->r[0].key ? self->r[0].key : tplan_test_key();
+		self->r[i].rank = i;
+	}
+	if (pthread_create(&t, NULL, join_thread, &self->r[1]))
+		return -EAGAIN;
+	join_thread(&self->r[0]);
+	pthread_join(t, NULL);
+	return self->r[0].join_ret ?: self->r[1].join_ret;
+}
+
+FIXTURE_SETUP(kfdeng)
+{
+	struct tplan_info info = { .size = sizeof(info) };
+	uint32_t i;
+	int fd;
 
 	memset(self, 0, sizeof(*self));
 	self->k.fd = -1;
 	for (i = 0; i < WORLD; i++)
 		self->r[i].fd = self->r[i].heap_fd = -1;
-	TPLAN_OPEN_OR_SKIP(self->r[0].fd);
-	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_INFO, &info));
+	TPLAN_OPEN_OR_SKIP(fd);
+	ASSERT_EQ(0, tplan_test_ioctl(fd, TPLAN_IOC_INFO, &info));
+	close(fd);
 	if (!(info.engines & TPLAN_ENGINE_KFD))
 		SKIP(return, "tplan.ko cannot drive KFD here (built without dma-buf support)");
-	ret = tplan_kfd_open(&self->k, NULL);
-	if (ret == -ENOENT || ret == -ENODEV)
+	if (access(TPLAN_KFD_PATH, F_OK))
 		SKIP(return, "%s absent: the KFD stand-in (kfd_standin.ko) is not loaded",
 		     TPLAN_KFD_PATH);
-	ASSERT_EQ(0, ret);
-	ASSERT_LE(WORLD, self->k.ngpus);
-	self->r[1].fd = tplan_test_open();
-	ASSERT_LE(0, self->r[1].fd);
-	for (i = 0; i < WORLD; i++) {
-		ASSERT_EQ(0, tplan_kfd_acquire_vm(&self->k, i));
-		self->r[i].heap_fd = gem_dmabuf(self->k.gpu[i].render_fd, HEAP);
-		ASSERT_LE(0, self->r[i].heap_fd);
-		self->r[i].key = tplan_test_key();
-		self->r[i].rank = i;
-	}
-	self->r[1].key = self->r[0].key;
-	ASSERT_EQ(0, pthread_create(&t, NULL, join_thread, &self->r[1]));
-	join_thread(&self->r[0]);
-	pthread_join(t, NULL);
-	ASSERT_EQ(0, self->r[0].join_ret);
-	ASSERT_EQ(0, self->r[1].join_ret);
+	ASSERT_EQ(0, world_setup(self));
 }
 
 FIXTURE_TEARDOWN(kfdeng)
@@ -409,6 +428,121 @@ TEST_F(kfdeng, put_runs_on_the_kfd_queue)
 	ASSERT_EQ(qi.rptr, ((volatile uint64_t *)self->ptr[0])[TPLAN_QPTR_RPTR / 8]);
 	munmap(h0, HEAP);
 	munmap(h1, HEAP);
+}
+
+#define READY_OFF	0x100
+#define ARRIVAL_OFF	0x200
+#define CHAIN_DW	(TPLAN_SDMA_POLL_DW + TPLAN_SDMA_COPY_LINEAR_DW + TPLAN_SDMA_ATOMIC_DW)
+
+/* Rank 0's chain to rank 1, waiting on a ready gate nobody opens. */
+static int submit_blocked_chain(FIXTURE_DATA(kfdeng) *self)
+{
+	struct tplan_sdma_poll_regmem poll = {
+		.addr = self->gpu_va[0][0] + READY_OFF, .mask = TPLAN_CHAIN_POLL_MASK,
+		.func = TPLAN_CHAIN_POLL_FUNC, .mem_poll = 1, .interval = 10,
+		.retry = TPLAN_CHAIN_POLL_RETRY,
+	};
+	struct tplan_sdma_copy_linear cp = {
+		.src = self->gpu_va[0][0] + 4096, .dst = self->gpu_va[0][1] + 4096, .bytes = 4096,
+	};
+	struct tplan_sdma_atomic add = {
+		.addr = self->gpu_va[0][1] + ARRIVAL_OFF, .src_data = 1,
+		.atomic_op = TPLAN_SDMA_ATOMIC_ADD64,
+	};
+	struct tplan_chain_desc d = {
+		.ndw = CHAIN_DW, .ref = 1, .ready_offset = READY_OFF, .arrival_offset = ARRIVAL_OFF,
+	};
+	uint32_t dw[CHAIN_DW];
+	struct tplan_chain_submit s = {
+		.size = sizeof(s), .peer = 1, .nchains = 1, .ndw = CHAIN_DW,
+		.chains = (uintptr_t)&d, .dwords = (uintptr_t)dw,
+	};
+	int n = 0;
+
+	n += tplan_sdma_encode_poll_regmem(dw + n, CHAIN_DW - n, &poll);
+	n += tplan_sdma_encode_copy_linear(dw + n, CHAIN_DW - n, &cp);
+	n += tplan_sdma_encode_atomic(dw + n, CHAIN_DW - n, &add);
+	if (n != CHAIN_DW)
+		return -EINVAL;
+	return tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_CHAIN_SUBMIT, &s);
+}
+
+/* A raw chain on the GPU's queue waits for its gate, then copies and signals. */
+TEST_F(kfdeng, chain_waits_for_its_gate)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = TPLAN_TEST_TIMEOUT_MS };
+	struct tplan_queue_attach_kfd a;
+	volatile uint64_t *arrival;
+	uint8_t *h0, *h1;
+	uint32_t i;
+
+	ASSERT_EQ(0, import_and_register(self, 0));
+	ASSERT_EQ(0, make_queue(self, 0, 1));
+	a = attach_args(self, 0, 1);
+	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUEUE_ATTACH_KFD, &a));
+	h0 = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[0].heap_fd, 0);
+	h1 = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[1].heap_fd, 0);
+	ASSERT_NE(MAP_FAILED, h0);
+	ASSERT_NE(MAP_FAILED, h1);
+	arrival = (volatile uint64_t *)(h1 + ARRIVAL_OFF);
+	for (i = 0; i < 4096; i++)
+		h0[4096 + i] = (uint8_t)(i ^ 0x5a);
+	ASSERT_EQ(0, submit_blocked_chain(self));
+	/* The gate is shut: nothing arrives, and the queue holds the chain. */
+	tplan_sleep_ms(300);
+	ASSERT_EQ(0, *arrival);
+	ASSERT_EQ(-EBUSY, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
+	/* The producer's mark, from the CPU through the dma-buf's mapping. */
+	__atomic_store_n((uint64_t *)(h0 + READY_OFF), 1, __ATOMIC_RELEASE);
+	for (i = 0; i < TPLAN_TEST_TIMEOUT_MS / 10 && !*arrival; i++)
+		tplan_sleep_ms(10);
+	ASSERT_EQ(1, *arrival);
+	for (i = 0; i < 4096; i++)
+		ASSERT_EQ((uint8_t)(i ^ 0x5a), h1[4096 + i]);
+	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
+	munmap(h0, HEAP);
+	munmap(h1, HEAP);
+}
+
+/*
+ * A process killed while its KFD queue holds a chain blocked on a gate:
+ * the module keeps the queue's ring past KFD's teardown (freed later, or
+ * at rmmod), and everything goes on.  The VM run's dmesg scan (KASAN on
+ * the debug kernel) and rmmod check that nothing was used after it was
+ * freed, or leaked.
+ */
+TEST_F(kfdeng, sigkill_while_a_chain_waits)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	int ready[2], status;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		FIXTURE_DATA(kfdeng) *d = calloc(1, sizeof(*d));
+		struct tplan_queue_attach_kfd a;
+
+		/* A process of its own for KFD and for tplan: a group of its own. */
+		if (!d || world_setup(d) || import_and_register(d, 0) || make_queue(d, 0, 1))
+			_exit(1);
+		a = attach_args(d, 0, 1);
+		if (tplan_test_ioctl(d->r[0].fd, TPLAN_IOC_QUEUE_ATTACH_KFD, &a) ||
+		    submit_blocked_chain(d) || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	tplan_sleep_ms(200);	/* the queue is in its POLL */
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	close(ready[0]);
 }
 
 TEST_HARNESS_MAIN

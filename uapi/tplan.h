@@ -198,12 +198,15 @@ struct tplan_info {
  *
  * Errors: EALREADY (this file joined, or is joining on another thread),
  * EINVAL (a field out of range, or world_size / heap_size / engine /
- * sdma_ip differ from the group's), EADDRINUSE (another file holds
- * @rank), EPERM (a rank already there may not be met: see above), ENOMEM
- * (the heap: memory, the memory cgroup, max_bytes, max_user_bytes),
- * EUSERS (this user is joining max_pending_groups groups already),
- * ETIMEDOUT, EINTR (restarted with SA_RESTART), EFAULT (the answer:
- * nothing joined).  On any error this file is not in the group.
+ * sdma_ip differ from the group's; TPLAN_ENGINE_KFD: @heap_fd is no
+ * dma-buf, or a smaller one), EBADF (TPLAN_ENGINE_KFD: @heap_fd is no open
+ * file), EOPNOTSUPP (TPLAN_ENGINE_KFD: the dma-buf maps only as I/O
+ * memory), EADDRINUSE (another file holds @rank), EPERM (a rank already
+ * there may not be met: see above), ENOMEM (the heap: memory, the memory
+ * cgroup, max_bytes, max_user_bytes), EUSERS (this user is joining
+ * max_pending_groups groups already), ETIMEDOUT, EINTR (restarted with
+ * SA_RESTART), EFAULT (the answer: nothing joined).  On any error this
+ * file is not in the group.
  */
 struct tplan_group_join {
 	__u32 size;
@@ -1133,7 +1136,8 @@ struct tplan_addr_map_set {
  * Errors: ENOTCONN, EINVAL (a field, or an address that is not what it
  * should be a mapping of), EOPNOTSUPP (not a KFD group), ENXIO (the
  * caller's address map is not registered), EALREADY (attached), EBUSY
- * (the queue has been written to), EPERM (another process), EBADF.
+ * (the queue has been written to), EPERM (another process), EBADF,
+ * ENOMEM (the queue's ring, made here if it was not yet), EINTR.
  */
 struct tplan_queue_attach_kfd {
 	__u32 size;

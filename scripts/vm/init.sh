@@ -88,7 +88,10 @@ klog "end insmod"
 # named NAME@PARAMS; and "kmod NAME [PARAMS]": load the test module
 # /tests/NAME.ko (the KFD stand-in) for the rest of the plan, a step named
 # "insmod NAME" that skips where the plan has no NAME.ko; each is removed
-# after the last line ("rmmod NAME").
+# after the last line ("rmmod NAME"); and "env NAME VALUE": the tests
+# after it run with NAME=VALUE in their environment and are named
+# TEST@NAME=VALUE (e.g. TPLAN_ENGINE kfd: the library joins on the KFD
+# engine).
 cd /tests
 label=""
 kmods=""
@@ -108,6 +111,11 @@ while read -r kind name args; do
 		fi
 		klog "end insmod-$name rc=$rc"
 		m "test-end insmod-$name rc=$rc"
+		continue
+	fi
+	if [ "$kind" = env ]; then
+		export "$name=$args"
+		label="$label@$name=$args"
 		continue
 	fi
 	if [ "$kind" = mod ]; then

@@ -826,23 +826,24 @@ void standin_pdd_release(struct standin_pdd *pdd)
 }
 
 /*
- * The process's doorbell slice on a GPU, made on first use.  Without
- * p->lock: the doorbell mmap comes here under mmap_lock, and ALLOC of a
- * USERPTR takes mmap_lock under p->lock (as KFD's mmap takes no process
- * lock either), so two threads of a process would deadlock otherwise.
+ * The process's doorbell slice on a GPU, made on first use, by
+ * CREATE_QUEUE (under p->lock) or by the doorbell mmap (under the mmap
+ * lock, where p->lock may not be taken: ALLOC_MEMORY_OF_GPU takes the
+ * mmap lock under it, as KFD's does).  The first to publish it wins.
  */
 int standin_doorbells_get(struct standin_pdd *pdd)
 {
+	unsigned int order = get_order(STANDIN_DOORBELL_SLICE);
 	struct page *pages;
 
+	/* Acquire: pairs with the cmpxchg() that published the zeroed pages. */
 	if (smp_load_acquire(&pdd->doorbells))
 		return 0;
-	pages = alloc_pages(GFP_KERNEL | __GFP_ZERO, get_order(STANDIN_DOORBELL_SLICE));
+	pages = alloc_pages(GFP_KERNEL | __GFP_ZERO, order);
 	if (!pages)
 		return -ENOMEM;
-	/* Another thread's made first: that one is the slice. */
-	if (cmpxchg_release(&pdd->doorbells, NULL, pages))
-		__free_pages(pages, get_order(STANDIN_DOORBELL_SLICE));
+	if (cmpxchg(&pdd->doorbells, NULL, pages))
+		__free_pages(pages, order);
 	return 0;
 }
 
@@ -878,6 +879,7 @@ int standin_doorbell_mmap(struct standin_proc *p, struct standin_gpu *gpu,
 
 	if (vma->vm_end - vma->vm_start != STANDIN_DOORBELL_SLICE)
 		return -EINVAL;
+	/* Not under p->lock: the mmap lock is held (standin_doorbells_get()). */
 	ret = standin_doorbells_get(pdd);
 	if (ret)
 		return ret;

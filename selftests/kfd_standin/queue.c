@@ -512,7 +512,14 @@ int standin_create_queue(struct standin_proc *p, void *data)
 	q->x.ops = &standin_exec_ops;
 	q->x.max_copy_bytes = g->max_copy_bytes;
 	q->wptr = standin_initial_wptr(q);
-	q->doorbell_seen = READ_ONCE(*q->doorbell);
+	/*
+	 * A hardware doorbell is a write: the same value written again still
+	 * rings.  This one is seen only when its value changes, so the slot
+	 * starts at this queue's wptr, not at what the slot's last queue left
+	 * there: a first doorbell of that same value would be lost.
+	 */
+	WRITE_ONCE(*q->doorbell, q->wptr);
+	q->doorbell_seen = q->wptr;
 	t = kthread_create(standin_queue_thread, q, "kfdsi-%d-q%u", p->pid, id);
 	if (IS_ERR(t)) {
 		ret = PTR_ERR(t);
