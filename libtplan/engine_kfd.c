@@ -198,8 +198,9 @@ static int pick_gpu(struct tplan_ctx *ctx, struct tplan_kfd_rank *kr, uint32_t r
 }
 
 int tplan_kfd_join_prepare(struct tplan_ctx *ctx, uint64_t heap_size, uint32_t rank,
-			   struct tplan_kfd_rank **krp, int *heap_fd)
+			   uint32_t *sdma_ip, struct tplan_kfd_rank **krp, int *heap_fd)
 {
+	uint32_t gpu_ip;
 	struct tplan_kfd_rank *kr;
 	uint32_t gpu_id;
 	int ret;
@@ -227,6 +228,17 @@ int tplan_kfd_join_prepare(struct tplan_ctx *ctx, uint64_t heap_size, uint32_t r
 	if (ret)
 		goto err;
 	gpu_id = kr->k.gpu[kr->gpu].gpu_id;
+	/* The packet limits are the GPU's: gfx94x (MI300) has SDMA 4.4.2, gfx90a 4.4.0. */
+	gpu_ip = kr->k.gpu[kr->gpu].gfx_target_version >= 90400 ? TPLAN_SDMA_442 : TPLAN_SDMA_440;
+	if (!*sdma_ip) {
+		*sdma_ip = gpu_ip;
+	} else if (*sdma_ip != gpu_ip) {
+		ret = tplan_set_error(ctx, -EINVAL,
+				      "KFD engine: sdma_ip %#x, but GPU %u (gfx_target_version %u) "
+				      "has SDMA %#x", *sdma_ip, kr->gpu,
+				      kr->k.gpu[kr->gpu].gfx_target_version, gpu_ip);
+		goto err;
+	}
 	ret = tplan_kfd_acquire_vm(&kr->k, kr->gpu);
 	if (ret) {
 		tplan_set_error(ctx, ret, "KFD engine: the VM of GPU %u (gpu_id %u) through %s: %s",

@@ -88,7 +88,7 @@ int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params
 		.world_size = params->world_size,
 		.rank = params->rank,
 		.heap_size = params->heap_size,
-		.sdma_ip = params->sdma_ip ? params->sdma_ip : TPLAN_SDMA_440,
+		.sdma_ip = params->sdma_ip,
 		.timeout_ms = params->timeout_ms,
 	};
 	struct tplan_kfd_rank *kfd = NULL;
@@ -102,10 +102,13 @@ int tplan_ctx_join(struct tplan_ctx *ctx, const struct tplan_join_params *params
 	if (ret)
 		return ret;
 	if (join.engine == TPLAN_ENGINE_KFD) {
-		ret = tplan_kfd_join_prepare(ctx, join.heap_size, join.rank, &kfd, &join.heap_fd);
+		ret = tplan_kfd_join_prepare(ctx, join.heap_size, join.rank, &join.sdma_ip, &kfd,
+					     &join.heap_fd);
 		if (ret)
 			return ret;
 	}
+	if (!join.sdma_ip)
+		join.sdma_ip = TPLAN_SDMA_440;
 	ret = tplan_ioctl(ctx, TPLAN_IOC_GROUP_JOIN, &join, "TPLAN_IOC_GROUP_JOIN");
 	if (ret) {
 		tplan_kfd_rank_free(kfd);

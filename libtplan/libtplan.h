@@ -93,7 +93,8 @@ const char *tplan_ctx_error(const struct tplan_ctx *ctx);
  * What a rank passes to tplan_ctx_join().  Zero means the default for
  * engine (tplan_ctx_engine(3): the environment's TPLAN_ENGINE, "soft" or
  * "kfd"; else TPLAN_ENGINE_KFD where tplan_query_info() reports it, else
- * TPLAN_ENGINE_SOFT), sdma_ip (TPLAN_SDMA_440) and timeout_ms
+ * TPLAN_ENGINE_SOFT), sdma_ip (the GPU's on the KFD engine, else
+ * TPLAN_SDMA_440) and timeout_ms
  * (TPLAN_TIMEOUT_DEFAULT_MS, in the kernel).
  */
 struct tplan_join_params {

@@ -74,7 +74,7 @@ void tplan_heaps_unmap(struct tplan_ctx *ctx);
  */
 struct tplan_kfd_rank;
 int tplan_kfd_join_prepare(struct tplan_ctx *ctx, uint64_t heap_size, uint32_t rank,
-			   struct tplan_kfd_rank **krp, int *heap_fd);
+			   uint32_t *sdma_ip, struct tplan_kfd_rank **krp, int *heap_fd);
 void tplan_kfd_rank_free(struct tplan_kfd_rank *kr);
 int tplan_kfd_join_attach(struct tplan_ctx *ctx, uint32_t timeout_ms);
 
