@@ -126,6 +126,11 @@ SELFTEST_LAST := tplan_join_race_test
 # build_standin); they skip where it is not built.
 SELFTEST_KFD := tplan_kfd_standin_test tplan_kfd_queue_test tplan_kfd_engine_test \
 	tplan_kfd_join_test
+# ... and then, on the KFD engine over the stand-in (TPLAN_ENGINE=kfd: the
+# library joins there), the put, plan and all-gather selftests and the
+# demo's all-gather (tplan_all_gather_example.sh), named TEST@TPLAN_ENGINE=kfd.
+SELFTEST_ON_KFD := tplan_put_test tplan_plan_data_test tplan_plan_contract_test \
+	tplan_all_gather_programs_test tplan_libplan_test
 # A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h);
 # the errno contract from uapi/tplan.h (tplan_errno.h, generated at build time).
 $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h $(LIB_A) \
@@ -141,6 +146,10 @@ selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz $(BUILD)/examples/all_
 		echo "bin $$b"; done; \
 	   echo "kmod kfd_standin"; \
 	   for b in $(SELFTEST_KFD); do echo "bin $$b"; done; \
+	   echo "env TPLAN_ENGINE kfd"; \
+	   for b in $(SELFTEST_ON_KFD); do echo "bin $$b"; done; \
+	   echo "sh tplan_all_gather_example.sh"; \
+	   echo "env TPLAN_ENGINE"; \
 	 } > $(BUILD)/selftests/plan
 	@for b in $(SELFTEST_LAST); do echo "bin $$b"; done > $(BUILD)/selftests/plan-last
 

@@ -91,7 +91,7 @@ klog "end insmod"
 # after the last line ("rmmod NAME"); and "env NAME VALUE": the tests
 # after it run with NAME=VALUE in their environment and are named
 # TEST@NAME=VALUE (e.g. TPLAN_ENGINE kfd: the library joins on the KFD
-# engine).
+# engine); "env NAME" alone unsets it again and ends the naming.
 cd /tests
 label=""
 kmods=""
@@ -114,8 +114,13 @@ while read -r kind name args; do
 		continue
 	fi
 	if [ "$kind" = env ]; then
-		export "$name=$args"
-		label="$label@$name=$args"
+		if [ -n "$args" ]; then
+			export "$name=$args"
+			label="$label@$name=$args"
+		else
+			unset "$name"
+			label=""
+		fi
 		continue
 	fi
 	if [ "$kind" = mod ]; then
