@@ -98,7 +98,8 @@ static int rank_split(struct tplan_rank_env *env)
 		 */
 		RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
 		RANK_OK(tplan_queue_info(ctx, 1, &qi));
-		RANK_EQ(1 + 2 + a->copies + 2, qi.packets);
+		if (tplan_test_packets_counted(ctx))
+			RANK_EQ(1 + 2 + a->copies + 2, qi.packets);
 		RANK_EQ(TPLAN_ROUND_HEAD_BYTES + want_dw * 4 + 2 * TPLAN_CHAIN_FENCE_BYTES, qi.wptr);
 	} else {
 		bad = tp_check(heap + buf, a->region, salt);
@@ -137,6 +138,9 @@ TEST_F_TIMEOUT(data, split_4mib_plus_1_on_sdma440_is_one_copy_executed, 120)
 		.sdma_ip = TPLAN_SDMA_440, .heap = 16U << 20, .region = (4U << 20) + 1, .copies = 1,
 	};
 
+	if (tplan_test_kfd_sdma_ip() == TPLAN_SDMA_442)
+		SKIP(return, "the KFD engine's GPUs are SDMA 4.4.2: no 4 MiB + 1 copy");
+
 	RUN_RANKS(2, rank_split, &a, RANKS_TIMEOUT_MS);
 }
 
@@ -153,8 +157,11 @@ TEST_F_TIMEOUT(data, split_1gib_plus_4kib_on_sdma440_is_two_copies_executed, 600
 	unsigned long long avail_kb = 0;
 	int64_t cap;
 	char line[128];
-	FILE *f = fopen("/proc/meminfo", "r");
+	FILE *f;
 
+	if (getenv("TPLAN_ENGINE") && !strcmp(getenv("TPLAN_ENGINE"), "kfd"))
+		SKIP(return, "a 1 GiB heap per rank: more than the KFD stand-in's GPU memory");
+	f = fopen("/proc/meminfo", "r");
 	ASSERT_TRUE(f != NULL);
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "MemAvailable: %llu kB", &avail_kb) == 1)
@@ -379,7 +386,8 @@ static int rank_tiles(struct tplan_rank_env *env)
 		if (round == 1) {
 			RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
 			RANK_OK(tplan_queue_info(ctx, 1 - env->rank, &qi));
-			RANK_EQ(1 + 3 * n + tiles_m * tiles_n + 1, qi.packets);
+			if (tplan_test_packets_counted(ctx))
+				RANK_EQ(1 + 3 * n + tiles_m * tiles_n + 1, qi.packets);
 			RANK_EQ(TPLAN_ROUND_HEAD_BYTES +
 				4 * ((TPLAN_SDMA_POLL_DW + TPLAN_SDMA_ATOMIC_DW) * n +
 				     TPLAN_SDMA_SUB_WINDOW_DW * tiles_m * tiles_n) +

@@ -130,7 +130,7 @@ static int all_pairs_rank(struct tplan_rank_env *env)
 		RANK_OK(tplan_queue_info(ctx, p, &qi));
 		RANK_EQ(TPLAN_QUEUE_IDLE, qi.state);
 		RANK_ASSERT(qi.rptr <= qi.wptr);
-		RANK_ASSERT(qi.packets >= 1);
+		RANK_ASSERT(qi.packets >= 1 || !tplan_test_packets_counted(ctx));
 	}
 	RANK_OK(tplan_barrier(ctx, TPLAN_TEST_TIMEOUT_MS));
 	for (r = 0; r < env->world; r++) {
@@ -270,6 +270,11 @@ TEST_F_TIMEOUT(random_put, sizes_1b_to_64mib, 600)
 {
 	uint32_t ip = variant->sdma_ip;
 
+	if (tplan_test_kfd_sdma_ip() && tplan_test_kfd_sdma_ip() != ip)
+		SKIP(return, "the KFD engine's GPUs follow the other SDMA IP's limits");
+	if (tplan_test_on_kfd())
+		SKIP(return, "puts up to 64 MiB, 100 times, each between two 20 s "
+			     "barriers: measured past them on the KFD stand-in in the VM");
 	RUN_RANKS(2, random_rank, &ip, 580000);
 }
 
@@ -469,6 +474,10 @@ TEST_F_TIMEOUT(ranks, traffic_wraps_the_ring, 300)
 	struct tplan_info info;
 	struct tplan_ctx *ctx;
 
+	if (tplan_test_on_kfd())
+		SKIP(return, "thousands of put + quiet round trips: measured past its "
+			     "timeouts on the KFD stand-in, which sees an idle queue's doorbell every 2 ms");
+
 	ASSERT_EQ(0, tplan_ctx_open(&ctx, NULL));
 	ASSERT_EQ(0, tplan_query_info(ctx, &info));
 	tplan_ctx_close(ctx);
@@ -626,7 +635,8 @@ TEST_F(pair, queue_info_is_sane)
 	ASSERT_EQ(qi.wptr + TPLAN_SDMA_COPY_LINEAR_DW * 4 + TPLAN_SDMA_FENCE_DW * 4, q2.wptr);
 	ASSERT_EQ(TPLAN_QUEUE_IDLE, q2.state);
 	ASSERT_GE(q2.wptr, q2.rptr);
-	ASSERT_EQ(qi.packets + 2, q2.packets);
+	if (tplan_test_packets_counted(self->p.ctx))
+		ASSERT_EQ(qi.packets + 2, q2.packets);
 	ASSERT_EQ(q2.done_seq, 1);
 	ASSERT_EQ(q2.gate_seq, 0);
 	ASSERT_EQ(1, q2.doorbells);

@@ -636,6 +636,48 @@ static inline int tplan_test_join_fd(int fd, uint64_t key, uint32_t world, uint3
 	return tplan_test_ioctl(fd, TPLAN_IOC_GROUP_JOIN, &j);
 }
 
+/* Do the library's joins take the KFD engine (TPLAN_ENGINE=kfd, as the VM plan sets it)? */
+static inline int tplan_test_on_kfd(void)
+{
+	const char *e = getenv("TPLAN_ENGINE");
+
+	return e && !strcmp(e, "kfd");
+}
+
+/*
+ * On the KFD engine, the SDMA IP of the first GPU (its packet limits are
+ * the hardware's): TPLAN_SDMA_442 for gfx94x, else TPLAN_SDMA_440; 0 when
+ * not on the KFD engine or the topology cannot be read.
+ */
+static inline uint32_t tplan_test_kfd_sdma_ip(void)
+{
+	FILE *f;
+	char line[128];
+	unsigned int v = 0;
+
+	if (!tplan_test_on_kfd())
+		return 0;
+	f = fopen("/sys/class/kfd/kfd/topology/nodes/1/properties", "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "gfx_target_version %u", &v) == 1)
+			break;
+	fclose(f);
+	if (!v)
+		return 0;
+	return v >= 90400 ? TPLAN_SDMA_442 : TPLAN_SDMA_440;
+}
+
+/*
+ * Does QUEUE_INFO's packets count what ran?  The software engine counts
+ * packets; hardware (the KFD engine) counts none and reports 0.
+ */
+static inline int tplan_test_packets_counted(struct tplan_ctx *ctx)
+{
+	return tplan_ctx_engine(ctx) != TPLAN_ENGINE_KFD;
+}
+
 /* TPLAN_IOC_QUEUE_INJECT of ndw raw dwords into the (rank -> peer) queue. */
 static inline int tplan_test_inject(struct tplan_ctx *ctx, unsigned int peer,
 				    const uint32_t *dw, uint32_t ndw)
