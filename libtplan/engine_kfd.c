@@ -125,7 +125,7 @@ static void queue_release(struct kfd_peer_queue *pq, struct tplan_kfd *k)
 
 /*
  * Everything of kr, queues first; ctx (NULL before the join) is whose
- * queues to quiet and whose heap mappings to unmap.
+ * queues to quiet and whose heap pointers go with the heaps.
  */
 static void kfd_rank_release(struct tplan_ctx *ctx, struct tplan_kfd_rank *kr, int quiet)
 {
