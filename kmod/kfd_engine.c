@@ -115,6 +115,13 @@ static int tplan_kfd_poller(void *arg)
 	u32 backoff = 0;
 
 	while (!kthread_should_stop()) {
+		/*
+		 * Idle is read before the look at the pointer page: what the
+		 * engine wrote before it went idle is then seen and passed on,
+		 * never slept over.
+		 */
+		bool idle = !tplan_kfd_busy(kq);
+
 		if (tplan_kfd_changed(kq)) {
 			atomic64_inc(&kq->wakeups);
 			tplan_queue_progress(q);
@@ -123,7 +130,7 @@ static int tplan_kfd_poller(void *arg)
 			cond_resched();
 			continue;
 		}
-		if (!tplan_kfd_busy(kq)) {
+		if (idle) {
 			backoff = 0;
 			wait_event_idle(kq->wq, kthread_should_stop() || tplan_kfd_busy(kq));
 			continue;
