@@ -170,7 +170,7 @@ TEST_F_TIMEOUT(ranks, all_pairs_of_four, 120)
 {
 	if (tplan_test_on_kfd())
 		SKIP(return, "on the KFD stand-in one rank's put + quiet once took 20 s here "
-			     "(6.1, 4 ranks in one process): cause not found yet");
+			     "(6.1, 4 ranks): cause not found yet");
 	RUN_RANKS(4, all_pairs_rank, NULL, 100000);
 }
 
