@@ -89,7 +89,7 @@ static bool tplan_kfd_busy(struct tplan_kfd_queue *kq)
 	struct tplan_queue *q = kq->q;
 
 	return tplan_kfd_attached(kq) &&
-	       (READ_ONCE(q->ptr->done_seq) != (u32)READ_ONCE(q->done_last) ||
+	       (!tplan_queue_done_passed(q, READ_ONCE(q->done_last)) ||
 		READ_ONCE(q->ptr->rptr) != READ_ONCE(q->wptr));
 }
 
@@ -245,7 +245,7 @@ static void tplan_kfd_stop(struct tplan_queue *q)
 	kthread_stop(kq->poller);
 	if (tplan_kfd_attached(kq)) {
 		/* Nothing more is published: the queue's file is going. */
-		if (READ_ONCE(q->ptr->done_seq) != (u32)q->done_last)
+		if (!tplan_queue_done_passed(q, q->done_last))
 			tplan_kfd_keep(q);
 		fput(kq->kfd);
 	}
