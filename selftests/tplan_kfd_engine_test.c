@@ -230,6 +230,24 @@ static struct tplan_queue_attach_kfd attach_args(FIXTURE_DATA(kfdeng) *self, uin
 	};
 }
 
+/* Rank 0's map registered and its queue to rank 1 on a KFD queue, attached: 0 or -errno. */
+static int attach_rank0(FIXTURE_DATA(kfdeng) *self)
+{
+	struct tplan_queue_attach_kfd a;
+	int ret = import_and_register(self, 0) ?: make_queue(self, 0, 1);
+
+	if (ret)
+		return ret;
+	a = attach_args(self, 0, 1);
+	return tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUEUE_ATTACH_KFD, &a);
+}
+
+/* Rank r's heap, mapped for the CPU through its dma-buf. */
+static uint8_t *map_heap(FIXTURE_DATA(kfdeng) *self, uint32_t r)
+{
+	return mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[r].heap_fd, 0);
+}
+
 /* The heap is the dma-buf: what one mapping writes, another reads. */
 TEST_F(kfdeng, heap_is_the_dmabuf)
 {
@@ -243,7 +261,7 @@ TEST_F(kfdeng, heap_is_the_dmabuf)
 	ASSERT_LE(0, e.fd);
 	a = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, e.fd, 0);
 	ASSERT_NE(MAP_FAILED, a);
-	b = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[1].heap_fd, 0);
+	b = (uint64_t *)map_heap(self, 1);
 	ASSERT_NE(MAP_FAILED, b);
 	ASSERT_EQ(0, a[HEAP / 8 - 1]);
 	a[7] = 0x1234567890abcdefULL;
@@ -397,17 +415,13 @@ TEST_F(kfdeng, put_runs_on_the_kfd_queue)
 	};
 	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = TPLAN_TEST_TIMEOUT_MS };
 	struct tplan_queue_info qi = { .size = sizeof(qi), .peer = 1 };
-	struct tplan_queue_attach_kfd a;
 	uint8_t *h0, *h1;
 	uint32_t i;
 	int round;
 
-	ASSERT_EQ(0, import_and_register(self, 0));
-	ASSERT_EQ(0, make_queue(self, 0, 1));
-	a = attach_args(self, 0, 1);
-	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUEUE_ATTACH_KFD, &a));
-	h0 = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[0].heap_fd, 0);
-	h1 = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[1].heap_fd, 0);
+	ASSERT_EQ(0, attach_rank0(self));
+	h0 = map_heap(self, 0);
+	h1 = map_heap(self, 1);
 	ASSERT_NE(MAP_FAILED, h0);
 	ASSERT_NE(MAP_FAILED, h1);
 	for (round = 1; round <= 3; round++) {
@@ -472,17 +486,13 @@ TEST_F(kfdeng, chain_waits_for_its_gate)
 {
 	TPLAN_SETUP_SKIPPED_RETURN();
 	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = TPLAN_TEST_TIMEOUT_MS };
-	struct tplan_queue_attach_kfd a;
 	volatile uint64_t *arrival;
 	uint8_t *h0, *h1;
 	uint32_t i;
 
-	ASSERT_EQ(0, import_and_register(self, 0));
-	ASSERT_EQ(0, make_queue(self, 0, 1));
-	a = attach_args(self, 0, 1);
-	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUEUE_ATTACH_KFD, &a));
-	h0 = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[0].heap_fd, 0);
-	h1 = mmap(NULL, HEAP, PROT_READ | PROT_WRITE, MAP_SHARED, self->r[1].heap_fd, 0);
+	ASSERT_EQ(0, attach_rank0(self));
+	h0 = map_heap(self, 0);
+	h1 = map_heap(self, 1);
 	ASSERT_NE(MAP_FAILED, h0);
 	ASSERT_NE(MAP_FAILED, h1);
 	arrival = (volatile uint64_t *)(h1 + ARRIVAL_OFF);
@@ -524,14 +534,10 @@ TEST_F(kfdeng, sigkill_while_a_chain_waits)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		FIXTURE_DATA(kfdeng) *d = calloc(1, sizeof(*d));
-		struct tplan_queue_attach_kfd a;
 
 		/* A process of its own for KFD and for tplan: a group of its own. */
-		if (!d || world_setup(d) || import_and_register(d, 0) || make_queue(d, 0, 1))
-			_exit(1);
-		a = attach_args(d, 0, 1);
-		if (tplan_test_ioctl(d->r[0].fd, TPLAN_IOC_QUEUE_ATTACH_KFD, &a) ||
-		    submit_blocked_chain(d) || write(ready[1], "r", 1) != 1)
+		if (!d || world_setup(d) || attach_rank0(d) || submit_blocked_chain(d) ||
+		    write(ready[1], "r", 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
