@@ -661,6 +661,40 @@ TEST_F(pair, put_to_other_offset)
 	ASSERT_EQ(0, dst[3]);
 }
 
+/*
+ * Every quiet is woken by the completion it waits for.  The work is one
+ * small put, done long before QW_TIMEOUT_MS on any machine; a quiet that
+ * returns only at its deadline slept through the completion (a lost
+ * wake-up; the wait's last look at the queue then finds it done and
+ * returns 0).  Each round starts on an idle queue, a few milliseconds
+ * after the last, which is where an engine that finishes fast races the
+ * wake-up of whatever watches it.
+ */
+#define QW_ROUNDS 300
+#define QW_TIMEOUT_MS 20000
+
+TEST_F_TIMEOUT(pair, quiet_is_woken_by_each_completion, 120)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	uint64_t t0, took;
+	unsigned int k;
+
+	for (k = 0; k < QW_ROUNDS; k++) {
+		ASSERT_EQ(0, tplan_put(self->p.ctx, 1, 0, 4096, 256));
+		t0 = tplan_now_ms();
+		ASSERT_EQ(0, tplan_quiet(self->p.ctx, 1, QW_TIMEOUT_MS));
+		took = tplan_now_ms() - t0;
+		if (took >= QW_TIMEOUT_MS) {
+			tplan_debugfs_dump_queue(self->p.key, 0, 1);
+			TH_LOG("round %u: quiet returned only at its deadline (%llu ms): "
+			       "it slept through the completion", k, (unsigned long long)took);
+			ASSERT_GT(QW_TIMEOUT_MS, took);
+		}
+		/* Let the queue, its engine and its watcher go idle. */
+		tplan_sleep_ms(k % 4);
+	}
+}
+
 /* ---- quiet that times out (needs a packet that waits: inject) ------------------------------ */
 
 TEST_F(pair, quiet_times_out_then_completes)
