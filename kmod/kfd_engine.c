@@ -19,7 +19,10 @@
  *    has not covered, spinning once and then backing off from 10 us to
  *    1 ms, and on any change does what the soft engine does after a
  *    packet: tplan_queue_progress() and the arrival wake-ups of both
- *    ranks of the queue.  An idle queue's poller sleeps until a doorbell.
+ *    ranks of the queue.  An idle queue's poller sleeps until a doorbell
+ *    brings work or the pointer page moved: the engine may finish a
+ *    doorbell's work before the poller runs, and its completion must
+ *    still be passed on.
  *  - teardown: the rank's /dev/kfd file is held from attach until the
  *    queue goes, so KFD destroys the hardware queue only after the module
  *    stopped writing to it.  The ring and pointer page of a queue that
@@ -93,6 +96,15 @@ static bool tplan_kfd_busy(struct tplan_kfd_queue *kq)
 		READ_ONCE(q->ptr->rptr) != READ_ONCE(q->wptr));
 }
 
+/* Does the pointer page differ from what the poller last passed on? */
+static bool tplan_kfd_moved(struct tplan_kfd_queue *kq)
+{
+	struct tplan_qptr *p = kq->q->ptr;
+
+	return READ_ONCE(p->rptr) != kq->seen_rptr || READ_ONCE(p->gate_seq) != kq->seen_gate ||
+	       READ_ONCE(p->done_seq) != kq->seen_done;
+}
+
 /* Did the engine write anything since the poller last looked? */
 static bool tplan_kfd_changed(struct tplan_kfd_queue *kq)
 {
@@ -132,7 +144,13 @@ static int tplan_kfd_poller(void *arg)
 		}
 		if (idle) {
 			backoff = 0;
-			wait_event_idle(kq->wq, kthread_should_stop() || tplan_kfd_busy(kq));
+			/*
+			 * Until there is work, or the engine wrote: a doorbell's
+			 * work can be done before this thread runs again, and
+			 * then only the pointer page tells.
+			 */
+			wait_event_idle(kq->wq, kthread_should_stop() || tplan_kfd_busy(kq) ||
+					tplan_kfd_moved(kq));
 			continue;
 		}
 		backoff = clamp(backoff * 2, TPLAN_KFD_BACKOFF_MIN_US, TPLAN_KFD_BACKOFF_MAX_US);
