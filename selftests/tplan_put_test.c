@@ -168,9 +168,6 @@ FIXTURE_TEARDOWN(ranks)
 
 TEST_F_TIMEOUT(ranks, all_pairs_of_four, 120)
 {
-	if (tplan_test_on_kfd())
-		SKIP(return, "on the KFD stand-in one rank's put + quiet once took 20 s here "
-			     "(6.1, 4 ranks): cause not found yet");
 	RUN_RANKS(4, all_pairs_rank, NULL, 100000);
 }
 
@@ -275,9 +272,6 @@ TEST_F_TIMEOUT(random_put, sizes_1b_to_64mib, 600)
 
 	if (tplan_test_kfd_sdma_ip() && tplan_test_kfd_sdma_ip() != ip)
 		SKIP(return, "the KFD engine's GPUs follow the other SDMA IP's limits");
-	if (tplan_test_on_kfd())
-		SKIP(return, "puts up to 64 MiB, 100 times, each between two 20 s "
-			     "barriers: measured past them on the KFD stand-in in the VM");
 	RUN_RANKS(2, random_rank, &ip, 580000);
 }
 
@@ -476,10 +470,6 @@ TEST_F_TIMEOUT(ranks, traffic_wraps_the_ring, 300)
 {
 	struct tplan_info info;
 	struct tplan_ctx *ctx;
-
-	if (tplan_test_on_kfd())
-		SKIP(return, "thousands of put + quiet round trips: measured past its "
-			     "timeouts on the KFD stand-in, which sees an idle queue's doorbell every 2 ms");
 
 	ASSERT_EQ(0, tplan_ctx_open(&ctx, NULL));
 	ASSERT_EQ(0, tplan_query_info(ctx, &info));
