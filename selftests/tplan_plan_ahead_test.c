@@ -28,7 +28,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "tplan_plan_util.h"
 #include "tplan_device.h"
@@ -171,19 +170,11 @@ static int rank_long(struct tplan_rank_env *env)
 	return 0;
 }
 
-/* The debug kernel of make check (scripts/vm/build-debug-kernel.sh) names itself so. */
-static int debug_kernel(void)
-{
-	struct utsname u;
-
-	return !uname(&u) && strstr(u.release, "-tplan-debug");
-}
-
 TEST_F_TIMEOUT(ahead, ten_thousand_rounds_at_depth_8_verified_calling_the_kernel_once_per_8, 1800)
 {
 	struct long_arg arg = { .depth = 8, .rounds = LONG_ROUNDS };
 
-	if (debug_kernel()) {
+	if (tplan_test_debug_kernel()) {
 		arg.rounds = LONG_ROUNDS / 10;
 		TH_LOG("debug kernel: %u rounds (%u on the Debian kernels)", arg.rounds,
 		       LONG_ROUNDS);

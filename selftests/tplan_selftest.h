@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <dirent.h>
 
@@ -634,6 +635,18 @@ static inline int tplan_test_join_fd(int fd, uint64_t key, uint32_t world, uint3
 	};
 
 	return tplan_test_ioctl(fd, TPLAN_IOC_GROUP_JOIN, &j);
+}
+
+/*
+ * Is this the debug kernel of make check (scripts/vm/build-debug-kernel.sh
+ * names it so)?  KASAN, lockdep and kmemleak under TCG make it several
+ * times slower: long loops run fewer times there.
+ */
+static inline int tplan_test_debug_kernel(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strstr(u.release, "-tplan-debug") != NULL;
 }
 
 /* Do the library's joins take the KFD engine (TPLAN_ENGINE=kfd, as the VM plan sets it)? */
