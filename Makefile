@@ -128,7 +128,8 @@ SELFTEST_KFD := tplan_kfd_standin_test tplan_kfd_queue_test tplan_kfd_engine_tes
 	tplan_kfd_join_test
 # ... and then, on the KFD engine over the stand-in (TPLAN_ENGINE=kfd: the
 # library joins there), the put, plan and all-gather selftests and the
-# demo's all-gather (tplan_all_gather_example.sh), named TEST@TPLAN_ENGINE=kfd.
+# demo's all-gather (tplan_all_gather_example.sh), named TEST@TPLAN_ENGINE=kfd;
+# the debug kernel skips these replays (scripts/vm/init.sh).
 SELFTEST_ON_KFD := tplan_put_test tplan_plan_data_test tplan_plan_contract_test \
 	tplan_all_gather_programs_test tplan_libplan_test
 # A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h);
