@@ -105,18 +105,20 @@ static bool tplan_kfd_moved(struct tplan_kfd_queue *kq)
 	       READ_ONCE(p->done_seq) != kq->seen_done;
 }
 
-/* Did the engine write anything since the poller last looked? */
+/*
+ * Did the engine write anything since the poller last looked?  Then what
+ * the page holds now is what the poller passes on (a word written after
+ * this read differs from it, and the next look sees that).
+ */
 static bool tplan_kfd_changed(struct tplan_kfd_queue *kq)
 {
 	struct tplan_qptr *p = kq->q->ptr;
-	u64 rptr = READ_ONCE(p->rptr);
-	u32 gate = READ_ONCE(p->gate_seq), done = READ_ONCE(p->done_seq);
 
-	if (rptr == kq->seen_rptr && gate == kq->seen_gate && done == kq->seen_done)
+	if (!tplan_kfd_moved(kq))
 		return false;
-	kq->seen_rptr = rptr;
-	kq->seen_gate = gate;
-	kq->seen_done = done;
+	kq->seen_rptr = READ_ONCE(p->rptr);
+	kq->seen_gate = READ_ONCE(p->gate_seq);
+	kq->seen_done = READ_ONCE(p->done_seq);
 	return true;
 }
 
