@@ -121,8 +121,10 @@ while read -r kind name args; do
 		continue
 	fi
 	if [ "$kind" = env ]; then
-		replay_skip=0
-		[ "$debug$name$args" != 1TPLAN_ENGINEkfd ] || replay_skip=1
+		if [ "$name" = TPLAN_ENGINE ]; then
+			replay_skip=0
+			[ "$debug" != 1 ] || [ "$args" != kfd ] || replay_skip=1
+		fi
 		if [ -n "$args" ]; then
 			export "$name=$args"
 			label="$label@$name=$args"
