@@ -329,56 +329,51 @@ static int tplan_plan_reserve(struct tplan_file *tf, struct tplan_plan *p)
 }
 
 /*
- * Publish (or, when the ranks did not agree, take back) the round staged
- * on the part's queues below peer `below`; with ring, ring their
- * doorbells too (rounds armed ahead ring once, after the last).
+ * Publish and ring (or, when the ranks did not agree, take back) the
+ * rounds staged on the part's queues below peer `below`.
  */
 static void tplan_plan_stage_end(struct tplan_file *tf, struct tplan_plan_part *part,
-				 u32 below, bool publish, bool ring)
+				 u32 below, bool publish)
 {
 	struct tplan_queue *q;
 	u32 peer;
 
 	for (peer = 0; peer < below; peer++)
 		if (part->peer_mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
-			tplan_queue_stage_end(q, publish, ring, &part->peer_done[peer]);
-}
-
-/* Ring the part's queues' doorbells for rounds published without one. */
-static void tplan_plan_ring(struct tplan_file *tf, struct tplan_plan_part *part)
-{
-	struct tplan_queue *q;
-	u32 peer;
-
-	for (peer = 0; peer < tf->group->world_size; peer++)
-		if (part->peer_mask & BIT(peer) && !tplan_queue_get(tf, peer, &q))
-			tplan_queue_ring(q);
+			tplan_queue_stage_end(q, publish, &part->peer_done[peer]);
 }
 
 /*
- * Write round from the templates on every queue, unpublished: all or
- * none.  The charge is held already: with depth rounds reserved, each
- * queue first waits for round - depth to pass its gates.
+ * Write rounds from .. to from the templates on every queue, unpublished:
+ * all or none.  The charge is held already: with depth rounds reserved,
+ * round r takes over round r - depth's, so each queue first waits for
+ * round to - depth (and with it every round before it) to pass its gates.
  */
-static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part, u32 round,
-			    u32 timeout_ms)
+static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part, u32 from,
+			    u32 to, u32 timeout_ms)
 {
 	struct tplan_queue *q;
-	u32 peer, *slot;
+	u32 peer, *slots;
+	u64 round;
 	int ret;
 
 	for (peer = 0; peer < tf->group->world_size; peer++) {
 		if (!(part->peer_mask & BIT(peer)))
 			continue;
-		slot = &part->round_gate[peer * part->depth + round % part->depth];
+		slots = &part->round_gate[peer * part->depth];
 		/* Made by the reserve step: only the file's release frees it. */
 		ret = tplan_queue_get(tf, peer, &q);
-		if (!ret && (u64)round >= (u64)part->first + part->depth)
-			ret = tplan_queue_wait_gate(q, *slot, timeout_ms);
-		if (!ret)
-			ret = tplan_queue_stage_round(q, &part->tmpl[peer], round, timeout_ms, slot);
+		if (!ret && (u64)to >= (u64)part->first + part->depth)
+			ret = tplan_queue_wait_gate(q, slots[to % part->depth], timeout_ms);
+		for (round = from; !ret && round <= to; round += ret, ret = 0) {
+			ret = tplan_queue_stage_rounds(q, &part->tmpl[peer], round, to - round + 1,
+						       timeout_ms, slots, part->depth);
+			if (ret < 0)
+				break;
+		}
 		if (ret) {
-			tplan_plan_stage_end(tf, part, peer, false, false);
+			/* This queue's rounds written before the failure too. */
+			tplan_plan_stage_end(tf, part, peer + 1, false);
 			return ret;
 		}
 	}
@@ -386,7 +381,7 @@ static int tplan_plan_stage(struct tplan_file *tf, struct tplan_plan_part *part,
 }
 
 /*
- * Note that this rank arms round of p on its queues (after releasing
+ * Note that this rank arms p up to round on its queues (after releasing
  * round `released`, if not 0: the release word holds it from here on),
  * and check the order of rounds on every queue it sends or receives p on
  * (tplan_plan_order_check_locked()): -EDEADLK, with nothing armed noted,
@@ -460,28 +455,24 @@ static int tplan_plan_separate(struct tplan_file *tf, struct tplan_plan *p)
 
 /*
  * Queue rounds part->armed + 1 .. to on this rank's queues (releasing
- * round `released` first, if not 0), each written on every queue and
- * then published, one round after the other, with one doorbell per queue
- * for them all.  Local.  On an error the rounds before the failed one
- * stay queued.
+ * round `released` first, if not 0): written on every queue, then
+ * published, with one done FENCE and one doorbell per queue for them all.
+ * Local.  On an error none of them is queued.
  */
 static int tplan_plan_arm_rounds(struct tplan_file *tf, struct tplan_plan *p, u32 to,
 				 u32 released, u32 timeout_ms)
 {
 	struct tplan_plan_part *part = &p->part[tf->rank];
-	u64 round;
-	int ret = 0;
+	u32 from;
+	int ret;
 
-	for (round = (u64)part->armed + 1; round <= to; round++) {
-		ret = tplan_plan_note_round(tf, p, round, released) ?:
-		      tplan_plan_stage(tf, part, round, timeout_ms);
-		if (ret)
-			break;
-		tplan_plan_stage_end(tf, part, tf->group->world_size, true, round == to);
-		released = 0;
-	}
-	if (ret)
-		tplan_plan_ring(tf, part);	/* what was published before the failure */
+	if (part->armed >= to)
+		return 0;
+	from = part->armed + 1;
+	ret = tplan_plan_note_round(tf, p, to, released) ?:
+	      tplan_plan_stage(tf, part, from, to, timeout_ms);
+	if (!ret)
+		tplan_plan_stage_end(tf, part, tf->group->world_size, true);
 	return ret;
 }
 
@@ -514,10 +505,10 @@ static int tplan_plan_queue_first(struct tplan_file *tf, struct tplan_plan *p, u
 	}
 	err = tplan_plan_separate(tf, p) ?:
 	      tplan_plan_note_round(tf, p, round, 0) ?:
-	      tplan_plan_stage(tf, part, round, timeout_ms);
+	      tplan_plan_stage(tf, part, round, round, timeout_ms);
 	ret = tplan_plan_vote(tf, TPLAN_COLL_PLAN_COMMIT, err, NULL, NULL, timeout_ms);
 	if (!err)
-		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret, true);
+		tplan_plan_stage_end(tf, part, tf->group->world_size, !ret);
 	return ret ?: err;
 }
 

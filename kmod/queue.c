@@ -385,17 +385,6 @@ static void tplan_queue_publish(struct tplan_queue *q)
 	tplan_queue_ring_locked(q);
 }
 
-/*
- * Ring the doorbell for batches committed without one (rounds armed
- * ahead, tplan_queue_stage_end() with ring false): one doorbell for all.
- */
-void tplan_queue_ring(struct tplan_queue *q)
-{
-	mutex_lock(&q->wlock);
-	tplan_queue_ring_locked(q);
-	mutex_unlock(&q->wlock);
-}
-
 /* Free ring bytes after the writer's tail, as the engine has consumed so far. */
 static u64 tplan_queue_room(struct tplan_queue *q)
 {
@@ -1044,38 +1033,48 @@ int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_im
 }
 
 /*
- * Arm, first half: write one plan round from its template, its head POLL
- * waiting for the receiver's release of round - 1, its chains' POLLs for
- * round and gate sequences from the queue's next, but do not publish it
- * yet: the plan writes its round on every queue first (prepare also has
- * its ranks vote), then tplan_queue_stage_end() publishes it or takes it
- * back.  One space check, at most one pad to the ring end (no packet
- * crosses it), one copy, the patches, one mark for the whole round (gated
- * until its last gate FENCE runs), nothing decoded.  The plan holds its
- * reservation already.  Waits for ring space as tplan_queue_write_chains()
- * does, without progress for timeout_ms at most; on error nothing was
- * written.  *last_gate gets the gate sequence of the round's last chain.
+ * Arm, first half: write plan rounds round .. round + n - 1 from their
+ * template, each headed by a POLL waiting for the receiver's release of
+ * the round before it, its chains' POLLs waiting for the round and gate
+ * sequences from the queue's next, but do not publish them yet: the plan
+ * writes its rounds on every queue first (prepare also has its ranks
+ * vote), then tplan_queue_stage_end() publishes them or takes them back.
+ * Per round, at most one pad to the ring end (no packet crosses it), one
+ * copy, the patches and one mark (gated until the round's last gate FENCE
+ * runs); per call, one space check and one hold of the locks; nothing
+ * decoded.  The plan holds its reservation already.  Writes as many of
+ * the n rounds as there is room for now, at least one, for which it waits
+ * as tplan_queue_write_chains() does, without progress for timeout_ms at
+ * most.  Returns how many it wrote, or an error, and then wrote nothing
+ * more.  slots[r % nslots] gets the gate sequence of round r's last chain.
  */
-int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round, u32 timeout_ms, u32 *last_gate)
+int tplan_queue_stage_rounds(struct tplan_queue *q, const struct tplan_round_template *t,
+			     u32 round, u32 n, u32 timeout_ms, u32 *slots, u32 nslots)
 {
-	u32 bytes = t->ndw * 4, pad, seq, i, *dw;
-	u64 need, start;
+	u32 bytes = t->ndw * 4, pad, seq, i, c, k, *dw;
+	u64 need, end, next;
 	int ret;
 
+	if (WARN_ON_ONCE(!n || n > nslots))
+		return -EINVAL;
 	for (;;) {
 		if (mutex_lock_killable(&q->wlock))
 			return -EINTR;
-		/* Plan steps of the owner's file come one at a time: never two staged. */
-		ret = tplan_queue_usable(q) ?: WARN_ON_ONCE(q->staged) ? -EBUSY :
-		      tplan_queue_marks_room(q, 1);
+		ret = tplan_queue_usable(q) ?: tplan_queue_marks_room(q, n);
 		if (ret) {
 			mutex_unlock(&q->wlock);
 			return ret;
 		}
-		pad = tplan_ring_pad(q->wtail, q->ring_size, bytes);
-		need = tplan_queue_need_to(q, q->wtail + pad + bytes);
-		/* tplan_queue_template_fill() refused what could never fit. */
+		/* The first round, and the others that fit in the room there is now. */
+		end = q->wtail;
+		for (k = 0; k < n; k++) {
+			next = end + tplan_ring_pad(end, q->ring_size, bytes) + bytes;
+			if (k && tplan_queue_need_to(q, next) >= tplan_queue_room(q))
+				break;
+			end = next;
+		}
+		need = tplan_queue_need_to(q, end);
+		/* tplan_queue_template_fill() refused a round that could never fit. */
 		if (WARN_ON_ONCE(need >= q->ring_size)) {
 			mutex_unlock(&q->wlock);
 			return -EINVAL;
@@ -1086,37 +1085,42 @@ int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_temp
 		if (ret != -EAGAIN)
 			return ret;
 	}
-	if (pad)
-		tplan_queue_pad(q, pad);
-	start = q->wtail;
-	dw = q->ring + ((start & (q->ring_size - 1)) >> 2);
-	memcpy(dw, t->dw, bytes);
 	seq = q->gate_next;
-	/* The head POLL: the receiver has released the round before. */
-	dw[TPLAN_SDMA_POLL_REF_DW] = round - 1;
-	for (i = 0; i < t->nchains; i++) {
-		/* The kernel owns the POLL's reference (the round) and the gate sequences. */
-		dw[t->chain_at[i] + TPLAN_SDMA_POLL_REF_DW] = round;
-		dw[t->chain_at[i] + TPLAN_SDMA_POLL_DW + TPLAN_SDMA_FENCE_DATA_DW] = seq + i;
+	for (i = 0; i < k; i++) {
+		pad = tplan_ring_pad(q->wtail, q->ring_size, bytes);
+		if (pad)
+			tplan_queue_pad(q, pad);
+		dw = q->ring + ((q->wtail & (q->ring_size - 1)) >> 2);
+		memcpy(dw, t->dw, bytes);
+		/* The head POLL: the receiver has released the round before. */
+		dw[TPLAN_SDMA_POLL_REF_DW] = round + i - 1;
+		for (c = 0; c < t->nchains; c++) {
+			/* The kernel owns the POLL's reference (the round) and the gate sequences. */
+			dw[t->chain_at[c] + TPLAN_SDMA_POLL_REF_DW] = round + i;
+			dw[t->chain_at[c] + TPLAN_SDMA_POLL_DW + TPLAN_SDMA_FENCE_DATA_DW] = seq++;
+		}
+		slots[(round + i) % nslots] = seq - 1;
+		trace_tplan_submit(q->group->id, q->src, q->dst, q->wtail, bytes);
+		q->wtail += bytes;
 	}
-	q->gate_next = seq + t->nchains;
-	*last_gate = q->gate_next - 1;
-	q->wtail += bytes;
+	q->gate_next = seq;
 	tplan_queue_release_marks(q);
 	spin_lock(&q->budget_lock);
-	q->marks[q->mark_tail % q->mark_cap] = (struct tplan_prep_mark) {
-		.seq = q->gate_next - 1,
-		.bytes = bytes,
-		.ref = round,
-	};
+	for (i = 0; i < k; i++) {
+		q->marks[q->mark_tail % q->mark_cap] = (struct tplan_prep_mark) {
+			.seq = slots[(round + i) % nslots],
+			.bytes = bytes,
+			.ref = round + i,
+		};
+		q->mark_tail++;
+	}
 	/* Gated from now: put and quiet keep off, as they would once it is published. */
-	q->prep_charged += bytes;
-	q->mark_tail++;
+	q->prep_charged += (u64)k * bytes;
 	spin_unlock(&q->budget_lock);
-	WRITE_ONCE(q->staged, t->nchains);
-	trace_tplan_submit(q->group->id, q->src, q->dst, start, bytes);
+	WRITE_ONCE(q->staged, q->staged + k * t->nchains);
+	q->staged_rounds += k;
 	mutex_unlock(&q->wlock);
-	return 0;
+	return k;
 }
 
 /* Has the chain whose gate FENCE writes seq passed its POLL? */
@@ -1159,33 +1163,34 @@ int tplan_queue_wait_gate(struct tplan_queue *q, u32 seq, u32 timeout_ms)
 }
 
 /*
- * Re-arm, second half: publish the staged round (*done_seq gets its
- * batch's done sequence) or take it back as if it had never been written.
+ * Arm, second half: publish the staged rounds (*done_seq gets their
+ * batch's done sequence) or take them back as if never written.
  * Nobody else wrote meanwhile (the queue was staged) and the engine saw
  * none of it, so taking it back is putting wtail, the gate sequence and
  * the marks where they were.  Cannot fail: wlock is only ever held
  * briefly, so it is taken even by a dying task.
  */
-void tplan_queue_stage_end(struct tplan_queue *q, bool publish, bool ring, u64 *done_seq)
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq)
 {
 	mutex_lock(&q->wlock);
 	if (publish) {
 		tplan_queue_commit(q);
-		if (ring)
-			tplan_queue_ring_locked(q);
+		tplan_queue_ring_locked(q);
 		*done_seq = q->done_last;
 	} else {
 		q->wtail = q->wptr;
 		q->gate_next -= q->staged;
 		spin_lock(&q->budget_lock);
-		/* Unless an owner that wrote gate_seq in its pointer page let it go already. */
-		if (q->mark_tail != q->mark_head) {
+		/* Unless an owner that wrote gate_seq in its pointer page let them go already. */
+		while (q->staged_rounds && q->mark_tail != q->mark_head) {
 			q->mark_tail--;
 			q->prep_charged -= q->marks[q->mark_tail % q->mark_cap].bytes;
+			q->staged_rounds--;
 		}
 		spin_unlock(&q->budget_lock);
 	}
 	WRITE_ONCE(q->staged, 0);
+	q->staged_rounds = 0;
 	mutex_unlock(&q->wlock);
 	/* Writers waiting for the queue to be theirs again. */
 	if (wq_has_sleeper(&q->owner_wq))

@@ -82,7 +82,8 @@ struct tplan_queue {
 
 	struct mutex wlock;		/* the writer side: wtail, emit, publish */
 	u64 wtail;			/* written, not yet published */
-	u32 staged;			/* chains of a plan round written, not published */
+	u32 staged;			/* chains of plan rounds written, not published */
+	u32 staged_rounds;		/* and those rounds */
 	u64 arm_seq;			/* plan rounds armed on it so far (g->lock) */
 	u64 wptr;			/* published: stored in the page */
 	u64 rung;			/* the wptr of the last doorbell */
@@ -165,11 +166,10 @@ int tplan_queue_write_chains(struct tplan_queue *q, const struct tplan_chain_ima
 			     u32 n, u64 *done_seq);
 int tplan_queue_template_fill(struct tplan_queue *q, const struct tplan_chain_image *c, u32 n,
 			      u64 release, struct tplan_round_template *t);
-int tplan_queue_stage_round(struct tplan_queue *q, const struct tplan_round_template *t,
-			    u32 round, u32 timeout_ms, u32 *last_gate);
+int tplan_queue_stage_rounds(struct tplan_queue *q, const struct tplan_round_template *t,
+			     u32 round, u32 n, u32 timeout_ms, u32 *slots, u32 nslots);
 int tplan_queue_wait_gate(struct tplan_queue *q, u32 seq, u32 timeout_ms);
-void tplan_queue_stage_end(struct tplan_queue *q, bool publish, bool ring, u64 *done_seq);
-void tplan_queue_ring(struct tplan_queue *q);
+void tplan_queue_stage_end(struct tplan_queue *q, bool publish, u64 *done_seq);
 int tplan_queue_usable(struct tplan_queue *q);
 u32 tplan_queue_fault_state(struct tplan_queue *q);
 int tplan_queue_open_raw_gates(struct tplan_queue *q);

@@ -41,6 +41,7 @@
 #define W_READY		0	/* rank 0 marked its chunks once (of two writers) */
 #define W_LATE		1	/* rank 0's late mark landed after its close opened the gates */
 #define W_ROUND(r)	(2 + (r))	/* the last round rank r completed */
+#define W_ARM_FAILED	12	/* rank 1's re-arm failed */
 
 FIXTURE(ahead) {
 	int unused;
@@ -296,9 +297,14 @@ static int rank_raw(struct tplan_rank_env *env)
 	/* Four rounds, one doorbell. */
 	RANK_OK(tplan_queue_info(ctx, peer, &qi));
 	RANK_EQ(d0 + 1, qi.doorbells);
-	/* Prepare queued four rounds, the call four more: the same bytes each time. */
-	RANK_EQ(s1.wptr[peer] - s0.wptr[peer], s2.wptr[peer] - s1.wptr[peer]);
-	RANK_ASSERT(s1.wptr[peer] > s0.wptr[peer]);
+	/*
+	 * Prepare queued four rounds, the call four more: the same rounds'
+	 * bytes each time, and one done FENCE per arm (prepare's two: round 1
+	 * at the commit, then rounds 2..4), none per round.
+	 */
+	RANK_EQ(s1.wptr[peer] - s0.wptr[peer],
+		s2.wptr[peer] - s1.wptr[peer] + TPLAN_SDMA_FENCE_DW * 4);
+	RANK_ASSERT(s2.wptr[peer] - s1.wptr[peer] > 4 * TPLAN_SDMA_FENCE_DW * 4);
 	RANK_OK(tp_close(&p, NULL));
 	RANK_OK(tp_queues_idle(ctx, TP_TIMEOUT));
 	tp_free_chains(&p);
@@ -499,6 +505,74 @@ static int rank_dies(struct tplan_rank_env *env)
 TEST_F_TIMEOUT(ahead, a_rank_that_dies_with_peers_armed_ahead_leaves_no_queue_wedged, 200)
 {
 	RUN_RANKS(3, rank_dies, NULL, 180000);
+}
+
+/* ---- a re-arm that fails part-way ------------------------------------------------ */
+
+/*
+ * Depth 4, three ranks, rounds 1..4 run.  Rank 1's queue to rank 2 then
+ * faults (a packet with no such opcode), so its next_round, which queues
+ * rounds 5..8 on its queue to rank 0 first, cannot queue them to rank 2:
+ * it fails with EIO, and the four rounds it wrote to rank 0 are taken
+ * back (that queue's wptr and charge as they were), the plan is FAILED
+ * there and every other rank's next_round says ECANCELED.
+ */
+static int rank_arm_fails(struct tplan_rank_env *env)
+{
+	uint32_t dw = 0xff, state, round;
+	struct tp_qsnap s0, s1;
+	struct tplan_handle h;
+	struct ag a;
+	uint64_t t0;
+	int ret;
+
+	RANK_OK(ag_make(env, &a, 2, 4));
+	for (round = 1; round <= 4; round++) {
+		RANK_OK(tplan_plan_start(a.plan, &h));
+		if (ag_produce(env, &a, &h))
+			return -1;
+		if (tplan_plan_wait(a.plan, TP_TIMEOUT))
+			RANK_FAIL("round %u: %s", round, tplan_ctx_error(a.ctx));
+		if (ag_check(env, &a, round))
+			return -1;
+		if (round < 4)
+			RANK_OK(tplan_plan_next_round(a.plan));
+	}
+	if (env->rank == 1) {
+		/* Round 4 has passed its gates: nothing is charged, the inject goes in. */
+		RANK_OK(tplan_test_inject(a.ctx, 2, &dw, 1));
+		t0 = tplan_now_ms();
+		do {
+			RANK_OK(tp_snap(a.ctx, &s0));
+			if (tplan_now_ms() - t0 > TP_TIMEOUT)
+				RANK_FAIL("the queue to rank 2 never faulted");
+		} while (s0.state[2] != TPLAN_QUEUE_FAULT);
+		RANK_ASSERT(s0.state[0] != TPLAN_QUEUE_FAULT);
+		RANK_ERR(-EIO, tplan_plan_next_round(a.plan));
+		RANK_OK(tp_snap(a.ctx, &s1));
+		RANK_EQ(s0.wptr[0], s1.wptr[0]);
+		RANK_EQ(s0.charged[0], s1.charged[0]);
+		RANK_OK(tplan_plan_state(a.plan, &state, &round));
+		RANK_EQ(TPLAN_PLAN_FAILED, state);
+		RANK_EQ(4, round);
+		tplan_shared_set(&env->shared[W_ARM_FAILED], 1);
+	} else {
+		RANK_OK(tplan_shared_wait(&env->shared[W_ARM_FAILED], 1, TP_TIMEOUT));
+		RANK_ERR(-ECANCELED, tplan_plan_next_round(a.plan));
+	}
+	ret = tplan_plan_close(a.plan, NULL);
+	RANK_ASSERT(ret != -ETIMEDOUT && ret != -ENOENT);
+	if (env->rank != 1)
+		RANK_OK(tp_queues_idle(a.ctx, TP_TIMEOUT));
+	ag_free(&a);
+	return 0;
+}
+
+TEST_F_TIMEOUT(ahead, a_rearm_that_fails_on_one_queue_queues_no_round_on_the_others, 200)
+{
+	if (!tplan_test_inject_allowed())
+		SKIP(return, "needs the module loaded with allow_inject=1");
+	RUN_RANKS(3, rank_arm_fails, NULL, 180000);
 }
 
 /* ---- a mark after close ------------------------------------------------------------ */
