@@ -538,7 +538,11 @@ static int rank_arm_fails(struct tplan_rank_env *env)
 		if (round < 4)
 			RANK_OK(tplan_plan_next_round(a.plan));
 	}
+	tplan_shared_set(&env->shared[W_ROUND(env->rank)], 4);
 	if (env->rank == 1) {
+		/* Not before every rank's wait for round 4 returned: it would see the fault. */
+		RANK_OK(tplan_shared_wait(&env->shared[W_ROUND(0)], 4, TP_TIMEOUT));
+		RANK_OK(tplan_shared_wait(&env->shared[W_ROUND(2)], 4, TP_TIMEOUT));
 		/* Round 4 has passed its gates: nothing is charged, the inject goes in. */
 		RANK_OK(tplan_test_inject(a.ctx, 2, &dw, 1));
 		t0 = tplan_now_ms();
