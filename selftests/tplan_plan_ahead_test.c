@@ -115,6 +115,19 @@ static int ag_check(struct tplan_rank_env *env, struct ag *a, uint32_t round)
 	return 0;
 }
 
+/* One round through the library: start, fill and mark, wait, check every part. */
+static int ag_round(struct tplan_rank_env *env, struct ag *a, uint32_t round)
+{
+	struct tplan_handle h;
+
+	RANK_OK(tplan_plan_start(a->plan, &h));
+	if (ag_produce(env, a, &h))
+		return -1;
+	if (tplan_plan_wait(a->plan, TP_TIMEOUT))
+		RANK_FAIL("round %u: %s", round, tplan_ctx_error(a->ctx));
+	return ag_check(env, a, round);
+}
+
 /* ---- many rounds, verified ------------------------------------------------------ */
 
 struct long_arg {
@@ -473,12 +486,7 @@ static int rank_dies(struct tplan_rank_env *env)
 
 	RANK_OK(ag_make(env, &a, 2, 8));
 	for (round = 1; round <= 2; round++) {
-		RANK_OK(tplan_plan_start(a.plan, &h));
-		if (ag_produce(env, &a, &h))
-			return -1;
-		if (tplan_plan_wait(a.plan, TP_TIMEOUT))
-			RANK_FAIL("round %u: %s", round, tplan_ctx_error(a.ctx));
-		if (ag_check(env, &a, round))
+		if (ag_round(env, &a, round))
 			return -1;
 		tplan_shared_set(&env->shared[W_ROUND(env->rank)], round);
 		if (env->rank == 1 && round == 2) {
@@ -521,19 +529,13 @@ static int rank_arm_fails(struct tplan_rank_env *env)
 {
 	uint32_t dw = 0xff, state, round;
 	struct tp_qsnap s0, s1;
-	struct tplan_handle h;
 	struct ag a;
 	uint64_t t0;
 	int ret;
 
 	RANK_OK(ag_make(env, &a, 2, 4));
 	for (round = 1; round <= 4; round++) {
-		RANK_OK(tplan_plan_start(a.plan, &h));
-		if (ag_produce(env, &a, &h))
-			return -1;
-		if (tplan_plan_wait(a.plan, TP_TIMEOUT))
-			RANK_FAIL("round %u: %s", round, tplan_ctx_error(a.ctx));
-		if (ag_check(env, &a, round))
+		if (ag_round(env, &a, round))
 			return -1;
 		if (round < 4)
 			RANK_OK(tplan_plan_next_round(a.plan));
