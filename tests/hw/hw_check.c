@@ -2102,10 +2102,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		if (!wanted(only, steps[i].id))
 			continue;
+		uint64_t t0 = hw_now_ns();
+
 		c.step = steps[i].id;
 		printf("# %s. %s\n", steps[i].id, steps[i].name);
 		steps[i].run(&c);
 		kmsg_check(&c, steps[i].faults_ok);
+		printf("# step %s took %.1f s\n", steps[i].id, (double)(hw_now_ns() - t0) / 1e9);
 	}
 	if (c.kf.fd >= 0)
 		tplan_kfd_close(&c.kf);

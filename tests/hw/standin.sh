@@ -20,6 +20,9 @@ echo "TAP version 13"
 echo "1..1"
 sed -n 's/^hw_check: \([0-9].*\)$/# hw_check over the stand-in: \1/p' "$out"
 grep '^FAIL' "$out" | sed 's/^/# /'
+# The three slowest steps, for whoever wonders where the time went.
+sed -n 's/^# step \([0-9]*\) took \([0-9.]*\) s$/\2 \1/p' "$out" | sort -rn | head -n 3 |
+	awk '{ s = s sep "step " $2 " " $1 " s"; sep = ", " } END { if (s != "") print "# slowest: " s }'
 if [ -z "$missing" ] && grep -q '^hw_check: [0-9]* PASS' "$out" && [ "$rc" -le 1 ]; then
 	echo "ok 1 hw_check runs every step over the stand-in to its end"
 	exit 0
