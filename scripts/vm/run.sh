@@ -27,8 +27,9 @@
 #
 # Every result line is TAP-like: "ok - [KVER] name" / "not ok - [KVER] name"
 # / "ok - [KVER] name # SKIP why".  Besides each test, the run itself yields:
-# insmod, each test program's exit status, each reload's rmmod and insmod,
-# rmmod, and the kernel log's verdict: one "not ok" per report in dmesg
+# the kernel's CPU count against the VM's, insmod, each test program's
+# exit status, each reload's rmmod and insmod, rmmod, and the kernel
+# log's verdict: one "not ok" per report in dmesg
 # (WARN, BUG, Oops, KASAN, UBSAN, lockdep, sleeping in atomic context, hung
 # task, slab or list corruption), naming the test that was running
 # ("during NAME"), or one "ok" if none.  On the debug kernel, kmemleak
@@ -126,7 +127,7 @@ secs=$(( $(date +%s) - start ))
 tr -d '\r' < "$log" > "$log.txt"
 
 # Parse: each test's output becomes lines "ok - [kver] prog: test".
-awk -v show="${VM_SHOW_OUTPUT:-0}" -v kver="$kver" -v qrc="$qrc" -v secs="$secs" -v timeout_s="$timeout_s" \
+awk -v show="${VM_SHOW_OUTPUT:-0}" -v kver="$kver" -v cpus="$cpus" -v qrc="$qrc" -v secs="$secs" -v timeout_s="$timeout_s" \
 	-v stall_s="$stall_s" -v stalled="$stalled" '
 function res(ok, name, extra) {
 	printf "%s - [%s] %s%s\n", ok ? "ok" : "not ok", kver, name, extra
@@ -162,6 +163,7 @@ BEGIN { intest = 0; dm = 0; km = 0; insmod = ""; rmmod = ""; done = 0; nrep = 0;
 # Firmware escape sequences may precede the first marker on its line.
 /@@TPLAN / { sub(/^.*@@TPLAN /, "@@TPLAN ") }
 /^@@TPLAN kernel / { booted = $3 }
+/^@@TPLAN cpus / { vmcpus = $3 }
 /^@@TPLAN insmod / { insmod = $3 }
 /^@@TPLAN rmmod / { rmmod = $3 }
 /^@@TPLAN done/ { done = 1 }
@@ -243,6 +245,8 @@ intest && /^(not )?ok [0-9]+/ {
 intest && /^#/ && !/^# +(RUN|OK|PASSED|Totals|Starting)/ && !/^#  +OK/ { print "# [" kver "] " $0; next }
 END {
 	if (!booted) { res(0, "boot (qemu exit " qrc ", " secs " s)", ""); exit }
+	# A kernel that cannot find the CPUs (no MADT, say) runs no test on two at once.
+	res(vmcpus == cpus, "the kernel runs on all " cpus " CPUs of the VM (it found " vmcpus + 0 ")", "")
 	res(insmod == "ok", "insmod tplan.ko", "")
 	if (stalled)
 		res(0, "run finished (stopped after " secs " s: the console was silent for " stall_s " s, " ctx ")", "")
