@@ -2043,6 +2043,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	struct hc c;
 	unsigned int i;
+	uint64_t t0;
 	int ret, a;
 
 	memset(&c, 0, sizeof(c));
@@ -2102,8 +2103,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		if (!wanted(only, steps[i].id))
 			continue;
-		uint64_t t0 = hw_now_ns();
-
+		t0 = hw_now_ns();
 		c.step = steps[i].id;
 		printf("# %s. %s\n", steps[i].id, steps[i].name);
 		steps[i].run(&c);
