@@ -140,10 +140,11 @@ struct tplan_ioctl_op {
 	unsigned int min_size;	/* end of the first published member set */
 	unsigned int ioctl_num;
 	enum tplan_answer answer;
+	bool owner_only;	/* puts work on the rank's queues */
 	int (*execute)(struct tplan_ucmd *ucmd);
 };
 
-#define __IOCTL_OP(_ioctl, _fn, _struct, _last, _answer)		\
+#define __IOCTL_OP(_ioctl, _fn, _struct, _last, _answer, _owner)	\
 	[_IOC_NR(_ioctl) - TPLAN_CMD_BASE] = {				\
 		.size = sizeof(_struct) +				\
 			BUILD_BUG_ON_ZERO(sizeof(union tplan_ucmd_buffer) < \
@@ -151,16 +152,23 @@ struct tplan_ioctl_op {
 		.min_size = offsetofend(_struct, _last),		\
 		.ioctl_num = _ioctl,					\
 		.answer = _answer,					\
+		.owner_only = _owner,					\
 		.execute = _fn,						\
 	}
 #define IOCTL_OP(_ioctl, _fn, _struct, _last)				\
-	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_OK)
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_OK, false)
 /* Structs of In fields only: a read-only one is fine, nothing is written. */
 #define IOCTL_OP_IN(_ioctl, _fn, _struct, _last)			\
-	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_NONE)
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_NONE, false)
 /* For structs that say why a call failed (a reject, a shortfall report). */
 #define IOCTL_OP_ANSWER_ON_ERROR(_ioctl, _fn, _struct, _last)		\
-	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_ALWAYS)
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, TPLAN_ANSWER_ALWAYS, false)
+/*
+ * Calls that put work on the rank's queues, or arm its plans: the
+ * process that joined only (tplan_owner_check()).
+ */
+#define IOCTL_OP_OWNER(_ioctl, _fn, _struct, _last, _answer)		\
+	__IOCTL_OP(_ioctl, _fn, _struct, _last, _answer, true)
 
 static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP(TPLAN_IOC_INFO, tplan_info, struct tplan_info, max_copy_bytes_sdma442),
@@ -170,21 +178,23 @@ static const struct tplan_ioctl_op tplan_ioctl_ops[] = {
 	IOCTL_OP_IN(TPLAN_IOC_GROUP_ALL_GATHER, tplan_group_all_gather,
 		    struct tplan_group_all_gather, out),
 	IOCTL_OP(TPLAN_IOC_HEAP_INFO, tplan_heap_info, struct tplan_heap_info, mmap_offset),
-	IOCTL_OP_IN(TPLAN_IOC_PUT, tplan_put, struct tplan_put, signal_offset),
-	IOCTL_OP_IN(TPLAN_IOC_QUIET, tplan_quiet, struct tplan_quiet, flags),
+	IOCTL_OP_OWNER(TPLAN_IOC_PUT, tplan_put, struct tplan_put, signal_offset,
+		       TPLAN_ANSWER_NONE),
+	IOCTL_OP_OWNER(TPLAN_IOC_QUIET, tplan_quiet, struct tplan_quiet, flags, TPLAN_ANSWER_NONE),
 	IOCTL_OP(TPLAN_IOC_QUEUE_INFO, tplan_queue_info, struct tplan_queue_info, fault_reason),
-	IOCTL_OP_IN(TPLAN_IOC_QUEUE_INJECT, tplan_queue_inject, struct tplan_queue_inject,
-		    dwords),
-	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_CHAIN_SUBMIT, tplan_chain_submit,
-				 struct tplan_chain_submit, reject),
-	IOCTL_OP(TPLAN_IOC_PLAN_CREATE, tplan_plan_create, struct tplan_plan_create, gate_offset),
-	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_PLAN_PREPARE, tplan_plan_prepare,
-				 struct tplan_plan_prepare, reject),
+	IOCTL_OP_OWNER(TPLAN_IOC_QUEUE_INJECT, tplan_queue_inject, struct tplan_queue_inject,
+		       dwords, TPLAN_ANSWER_NONE),
+	IOCTL_OP_OWNER(TPLAN_IOC_CHAIN_SUBMIT, tplan_chain_submit, struct tplan_chain_submit,
+		       reject, TPLAN_ANSWER_ALWAYS),
+	IOCTL_OP_OWNER(TPLAN_IOC_PLAN_CREATE, tplan_plan_create, struct tplan_plan_create,
+		       gate_offset, TPLAN_ANSWER_OK),
+	IOCTL_OP_OWNER(TPLAN_IOC_PLAN_PREPARE, tplan_plan_prepare, struct tplan_plan_prepare,
+		       reject, TPLAN_ANSWER_ALWAYS),
 	IOCTL_OP(TPLAN_IOC_PLAN_START, tplan_plan_start, struct tplan_plan_start, gate_offset),
 	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_PLAN_WAIT, tplan_plan_wait, struct tplan_plan_wait,
 				 __reserved),
-	IOCTL_OP(TPLAN_IOC_PLAN_NEXT_ROUND, tplan_plan_next_round, struct tplan_plan_next_round,
-		 round),
+	IOCTL_OP_OWNER(TPLAN_IOC_PLAN_NEXT_ROUND, tplan_plan_next_round,
+		       struct tplan_plan_next_round, round, TPLAN_ANSWER_OK),
 	IOCTL_OP_ANSWER_ON_ERROR(TPLAN_IOC_PLAN_CLOSE, tplan_plan_close, struct tplan_plan_close,
 				 state),
 	IOCTL_OP(TPLAN_IOC_PLAN_STATE, tplan_plan_state, struct tplan_plan_state, round),
@@ -203,6 +213,19 @@ int tplan_ucmd_respond(struct tplan_ucmd *ucmd)
 	return 0;
 }
 
+/*
+ * Only the process that joined puts work on a rank's queues: on a GPU the
+ * doorbell is a page of its address space, so a fork or a process the
+ * file was passed to could write packets that no doorbell announces.  One
+ * rule for every engine.  Before the join, the call's own ENOTCONN.
+ */
+static int tplan_owner_check(struct tplan_file *tf)
+{
+	if (!tplan_file_group(tf))
+		return 0;
+	return current->mm == tf->mm ? 0 : -EPERM;
+}
+
 static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct tplan_file *tf = filp->private_data;
@@ -218,6 +241,11 @@ static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long 
 	op = &tplan_ioctl_ops[nr - TPLAN_CMD_BASE];
 	if (!op->execute || op->ioctl_num != cmd)
 		return -ENOTTY;
+	if (op->owner_only) {
+		ret = tplan_owner_check(tf);
+		if (ret)
+			return ret;
+	}
 
 	ucmd.tf = tf;
 	ucmd.ubuffer = (void __user *)arg;

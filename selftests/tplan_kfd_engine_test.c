@@ -516,6 +516,52 @@ TEST_F(kfdeng, chain_waits_for_its_gate)
 }
 
 /*
+ * Only the process that joined puts work on its rank's queues: a fork
+ * holding the file could write packets, but not ring the doorbell, which
+ * is a page of the owner's address space.  Refused before anything is
+ * written (EPERM), so the bytes never wait in the ring for the owner's
+ * next doorbell; and the owner goes on as before.
+ */
+TEST_F(kfdeng, a_fork_cannot_put_submit_or_quiet)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	struct tplan_put put = {
+		.size = sizeof(put), .flags = TPLAN_PUT_SIGNAL, .peer = 1, .src_offset = 4096,
+		.dst_offset = 8192, .length = 4096, .signal_offset = 64,
+	};
+	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = TPLAN_TEST_TIMEOUT_MS };
+	struct tplan_queue_info before = { .size = sizeof(before), .peer = 1 };
+	struct tplan_queue_info after = { .size = sizeof(after), .peer = 1 };
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, attach_rank0(self));
+	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUEUE_INFO, &before));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_PUT, &put) != -EPERM)
+			_exit(1);
+		if (submit_blocked_chain(self) != -EPERM)
+			_exit(2);
+		if (tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt) != -EPERM)
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Nothing written, nothing rung. */
+	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUEUE_INFO, &after));
+	EXPECT_EQ(before.wptr, after.wptr);
+	EXPECT_EQ(before.doorbells, after.doorbells);
+	/* The owner's own put runs. */
+	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_PUT, &put));
+	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
+}
+
+/*
  * A process killed while its KFD queue holds a chain blocked on a gate:
  * the module keeps the queue's ring past KFD's teardown (freed later, or
  * at rmmod), and everything goes on.  The VM run's dmesg scan (KASAN on

@@ -285,10 +285,25 @@ TEST_F(proto, bad_queue_mappings_are_refused)
 /*
  * A forked child inherits neither mapping (VM_DONTCOPY) and cannot map
  * them through the file it inherited; nor can a process the file is
- * passed to.
+ * passed to.  Nor can either put work on the rank's queues or arm its
+ * plans (EPERM, before the arguments are looked at): on a GPU the
+ * doorbell is a page of the owner's address space, and one rule holds
+ * on every engine.
  */
-static int child_cannot_map(int fd, const struct tplan_queue_info *qi, void *ring, void *ptr)
+static int child_is_refused(int fd, const struct tplan_queue_info *qi, void *ring, void *ptr,
+			    int inject)
 {
+	struct tplan_put put = {
+		.size = sizeof(put), .peer = 1, .src_offset = DATA_OFF, .dst_offset = DATA_OFF,
+		.length = 100,
+	};
+	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = 1000 };
+	struct tplan_queue_inject inj = { .size = sizeof(inj), .peer = 1 };
+	struct tplan_chain_submit cs = { .size = sizeof(cs), .peer = 1 };
+	struct tplan_plan_create pc = { .size = sizeof(pc) };
+	struct tplan_plan_prepare pp = { .size = sizeof(pp), .plan_id = 1 };
+	struct tplan_plan_next_round nr = { .size = sizeof(nr), .plan_id = 1 };
+
 	char flags[256];
 	void *m;
 
@@ -307,6 +322,20 @@ static int child_cannot_map(int fd, const struct tplan_queue_info *qi, void *rin
 	if (m == MAP_FAILED)
 		return 13;
 	munmap(m, 4096);
+	if (tplan_test_ioctl(fd, TPLAN_IOC_PUT, &put) != -EPERM)
+		return 14;
+	if (tplan_test_ioctl(fd, TPLAN_IOC_QUIET, &qt) != -EPERM)
+		return 15;
+	if (inject && tplan_test_ioctl(fd, TPLAN_IOC_QUEUE_INJECT, &inj) != -EPERM)
+		return 16;
+	if (tplan_test_ioctl(fd, TPLAN_IOC_CHAIN_SUBMIT, &cs) != -EPERM)
+		return 17;
+	if (tplan_test_ioctl(fd, TPLAN_IOC_PLAN_CREATE, &pc) != -EPERM)
+		return 18;
+	if (tplan_test_ioctl(fd, TPLAN_IOC_PLAN_PREPARE, &pp) != -EPERM)
+		return 19;
+	if (tplan_test_ioctl(fd, TPLAN_IOC_PLAN_NEXT_ROUND, &nr) != -EPERM)
+		return 20;
 	return 0;
 }
 
@@ -347,11 +376,12 @@ static int recv_fd(int sock)
 	return fd;
 }
 
-TEST_F(proto, fork_child_and_passed_file_cannot_map)
+TEST_F(proto, fork_child_and_passed_file_cannot_map_or_queue_work)
 {
 	TPLAN_SETUP_SKIPPED_RETURN();
 	int fd = tplan_ctx_fd(self->g.ctx), sv[2], status, got;
-	struct tplan_queue_info qi;
+	int inject = tplan_test_inject_allowed();
+	struct tplan_queue_info qi, now;
 	void *ring, *ptr;
 	pid_t pid;
 
@@ -366,7 +396,7 @@ TEST_F(proto, fork_child_and_passed_file_cannot_map)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(child_cannot_map(fd, &qi, ring, ptr));
+		_exit(child_is_refused(fd, &qi, ring, ptr, inject));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -382,7 +412,7 @@ TEST_F(proto, fork_child_and_passed_file_cannot_map)
 		close(fd);
 		close(sv[0]);
 		got = recv_fd(sv[1]);
-		_exit(got < 0 ? 20 : child_cannot_map(got, &qi, ring, ptr));
+		_exit(got < 0 ? 30 : child_is_refused(got, &qi, ring, ptr, inject));
 	}
 	close(sv[1]);
 	ASSERT_EQ(0, send_fd(sv[0], fd));
@@ -391,8 +421,14 @@ TEST_F(proto, fork_child_and_passed_file_cannot_map)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 
-	/* The owner still can. */
+	/* Nothing was written or rung; the owner still can map, and put. */
+	ASSERT_EQ(0, queue_info(self->g.ctx, 1, 0, &now));
+	EXPECT_EQ(qi.wptr, now.wptr);
+	EXPECT_EQ(qi.doorbells, now.doorbells);
 	EXPECT_EQ(0, ((volatile uint32_t *)ptr)[TPLAN_QPTR_DONE_SEQ / 4]);
+	ASSERT_EQ(0, tplan_put(self->g.ctx, 1, DATA_OFF, DATA_OFF, 100));
+	ASSERT_EQ(0, tplan_quiet(self->g.ctx, 1, TPLAN_TEST_TIMEOUT_MS));
+	EXPECT_EQ(1, ((volatile uint32_t *)ptr)[TPLAN_QPTR_DONE_SEQ / 4]);
 	munmap(ring, qi.ring_size);
 	munmap(ptr, 4096);
 }

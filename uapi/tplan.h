@@ -331,14 +331,15 @@ struct tplan_heap_info {
  * @signal_offset: In: with TPLAN_PUT_SIGNAL, an 8-byte aligned offset in
  *                 @peer's heap; must be 0 otherwise
  *
- * Errors: ENOTCONN, EINVAL, EBUSY (the queue holds prepared chains whose
- * gates have not opened: the spec's rule, a put would wait behind them),
- * EIO (the queue faulted: TPLAN_IOC_QUEUE_INFO says where), ECONNRESET,
- * EINTR (waiting for ring space), ETIMEDOUT (the engine freed no ring
- * space for TPLAN_TIMEOUT_DEFAULT_MS: the deadline moves on with every
- * bit freed, so a long put that streams never times out), ENOMEM (the
- * queue's ring, made at its first use).  A put longer than the free ring
- * goes in parts: after an error, the parts queued before it are sent.
+ * Errors: ENOTCONN, EPERM (not the process that joined), EINVAL, EBUSY
+ * (the queue holds prepared chains whose gates have not opened: the spec's
+ * rule, a put would wait behind them), EIO (the queue faulted:
+ * TPLAN_IOC_QUEUE_INFO says where), ECONNRESET, EINTR (waiting for ring
+ * space), ETIMEDOUT (the engine freed no ring space for
+ * TPLAN_TIMEOUT_DEFAULT_MS: the deadline moves on with every bit freed, so
+ * a long put that streams never times out), ENOMEM (the queue's ring, made
+ * at its first use).  A put longer than the free ring goes in parts: after
+ * an error, the parts queued before it are sent.
  */
 struct tplan_put {
 	__u32 size;
@@ -371,10 +372,10 @@ struct tplan_put {
  *         producer will never come.  A plan's chains are not touched
  *         (closing the plan opens those): with one charged, EBUSY.
  *
- * Errors: ENOTCONN, EINVAL, EBUSY (prepared chains wait on the queue;
- * with TPLAN_QUIET_OPEN_GATES, a plan's), EIO (the queue faulted),
- * ECONNRESET, ETIMEDOUT, EINTR, ENOMEM (the queue's ring, made at its
- * first use).
+ * Errors: ENOTCONN, EPERM (not the process that joined), EINVAL, EBUSY
+ * (prepared chains wait on the queue; with TPLAN_QUIET_OPEN_GATES, a
+ * plan's), EIO (the queue faulted), ECONNRESET, ETIMEDOUT, EINTR, ENOMEM
+ * (the queue's ring, made at its first use).
  */
 struct tplan_quiet {
 	__u32 size;
@@ -419,6 +420,12 @@ struct tplan_quiet {
  *   Sequence numbers start at 1 and grow by one, mod 2^32, in queue
  *   order; the rest of the page is 0.  The owner's mapping can write
  *   anything here: the module trusts none of it beyond that queue.
+ *   Work reaches a rank's queues only from the process that joined:
+ *   TPLAN_IOC_PUT, _QUIET, _QUEUE_INJECT, _CHAIN_SUBMIT, _PLAN_CREATE,
+ *   _PLAN_PREPARE and _PLAN_NEXT_ROUND from any other (a fork holding the
+ *   file, a process it was passed to) fail with EPERM before anything is
+ *   written.  On a GPU the doorbell is a page of the owner's address
+ *   space; the rule is the same on every engine.
  */
 #define TPLAN_QPTR_WPTR		0x00
 #define TPLAN_QPTR_RPTR		0x08
@@ -525,9 +532,9 @@ struct tplan_queue_info {
  * @flags: In: must be 0
  * @dwords: In: pointer to @ndw dwords
  *
- * Errors: EPERM (allow_inject is off), ENOTCONN, EINVAL, EBUSY, EIO,
- * ECONNRESET, EINTR (waiting for ring space; restarted with SA_RESTART),
- * ETIMEDOUT, ENOMEM.
+ * Errors: EPERM (allow_inject is off, or not the process that joined),
+ * ENOTCONN, EINVAL, EBUSY, EIO, ECONNRESET, EINTR (waiting for ring space;
+ * restarted with SA_RESTART), ETIMEDOUT, ENOMEM.
  */
 struct tplan_queue_inject {
 	__u32 size;
@@ -579,13 +586,14 @@ struct tplan_chain_desc {
  * @reject: Out: with EINVAL from the validator, which chain, packet and
  *          rule (uapi/tplan_chain.h); zero otherwise
  *
- * Errors: ENOTCONN, EINVAL (a field, or a chain the validator refuses:
- * @reject says why), ENOSPC (the chains would take the charge over the
- * limit: nothing is queued), EIO, ECONNRESET, ETIMEDOUT (waiting for ring
- * space the engine did not free, or for a plan round of this queue whose
- * ranks are still voting), ENOMEM, EINTR (killed while waiting for
- * ring space), EFAULT (nothing queued).  Raw chains whose producer never
- * comes are released with TPLAN_IOC_QUIET and TPLAN_QUIET_OPEN_GATES.
+ * Errors: ENOTCONN, EPERM (not the process that joined), EINVAL (a field,
+ * or a chain the validator refuses: @reject says why), ENOSPC (the chains
+ * would take the charge over the limit: nothing is queued), EIO,
+ * ECONNRESET, ETIMEDOUT (waiting for ring space the engine did not free,
+ * or for a plan round of this queue whose ranks are still voting), ENOMEM,
+ * EINTR (killed while waiting for ring space), EFAULT (nothing
+ * queued).  Raw chains whose producer never comes are released with
+ * TPLAN_IOC_QUIET and TPLAN_QUIET_OPEN_GATES.
  */
 struct tplan_chain_submit {
 	__u32 size;
@@ -693,13 +701,13 @@ enum tplan_plan_states {
  * @gate_offset: Out: heap offset of the gate table, TPLAN_GATE_ROW_BYTES
  *               per global chunk
  *
- * Errors: ENOTCONN, EINVAL (a field, or buffer/own ranges that differ
- * between ranks or lie outside the heap), ENOMEM (no room for the gate
- * table, or no memory), ENOSPC (max_plans plans alive in the group),
- * ECONNRESET, ETIMEDOUT, EPROTO (the ranks' collectives differ: the group
- * breaks), EBUSY (another collective of this file runs), EFAULT (this
- * struct or @chunk_base, here or on another rank), EINTR (killed).  All
- * ranks fail together, and then no plan exists.
+ * Errors: ENOTCONN, EPERM (not the process that joined), EINVAL (a field,
+ * or buffer/own ranges that differ between ranks or lie outside the heap),
+ * ENOMEM (no room for the gate table, or no memory), ENOSPC (max_plans
+ * plans alive in the group), ECONNRESET, ETIMEDOUT, EPROTO (the ranks'
+ * collectives differ: the group breaks), EBUSY (another collective of this
+ * file runs), EFAULT (this struct or @chunk_base, here or on another
+ * rank), EINTR (killed).  All ranks fail together, and then no plan exists.
  */
 struct tplan_plan_create {
 	__u32 size;
@@ -757,20 +765,21 @@ struct tplan_plan_chain {
  * @reject: Out: with EINVAL from the validator or the overlap check, the
  *          chain, packet, rule and rank (possibly another rank's)
  *
- * Errors: ENOTCONN, ENOENT (no such plan), EINVAL (@reject says why when
- * it is a chain, or a queue's round longer than its ring can take in one
- * piece: twice its bytes plus 12 must stay under ring_size), ENOSPC
- * (a queue's prepared-copy budget would be exceeded, here or on another
- * rank: nothing is queued anywhere; or the plan's copies over
- * max_plan_spans), EDEADLK (a plan armed ahead, depth > 1, would share a
- * queue with another prepared plan, or this plan would share one with a
- * plan armed ahead: a queue runs its rounds in the order they were
- * queued, so a receiver reading the two plans' rounds alternately would
- * wait for a round queued behind one it has not read), EBUSY (already prepared, or another
- * collective of this file runs), ENOMEM, EIO (a queue faulted),
- * ECONNRESET, ETIMEDOUT, EPROTO (the ranks' collectives differ: the group
- * breaks), EFAULT (this struct or a buffer, here or on another rank),
- * EINTR (killed).  After a failure the plan is FAILED; close it.
+ * Errors: ENOTCONN, EPERM (not the process that joined), ENOENT (no such
+ * plan), EINVAL (@reject says why when it is a chain, or a queue's round
+ * longer than its ring can take in one piece: twice its bytes plus 12 must
+ * stay under ring_size), ENOSPC (a queue's prepared-copy budget would be
+ * exceeded, here or on another rank: nothing is queued anywhere; or the
+ * plan's copies over max_plan_spans), EDEADLK (a plan armed ahead,
+ * depth > 1, would share a queue with another prepared plan, or this plan
+ * would share one with a plan armed ahead: a queue runs its rounds in the
+ * order they were queued, so a receiver reading the two plans' rounds
+ * alternately would wait for a round queued behind one it has not read),
+ * EBUSY (already prepared, or another collective of this file runs),
+ * ENOMEM, EIO (a queue faulted), ECONNRESET, ETIMEDOUT, EPROTO (the ranks'
+ * collectives differ: the group breaks), EFAULT (this struct or a buffer,
+ * here or on another rank), EINTR (killed).  After a failure the plan is
+ * FAILED; close it.
  */
 struct tplan_plan_prepare {
 	__u32 size;
@@ -945,7 +954,8 @@ struct tplan_plan_wait {
  * @__reserved2: In: must be 0
  *
  * Errors: EINVAL (@flags, @__reserved, or with TPLAN_NEXT_ROUND_AT a
- * round not armed, or behind the module's), ENOTCONN, ENOENT, EBUSY (the
+ * round not armed, or behind the module's), ENOTCONN, EPERM (not the
+ * process that joined), ENOENT, EBUSY (the
  * round is not DONE here, without TPLAN_NEXT_ROUND_AT, or another plan
  * step of this file runs),
  * ERANGE (2^32 - 1 rounds used:
