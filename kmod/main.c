@@ -241,11 +241,6 @@ static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long 
 	op = &tplan_ioctl_ops[nr - TPLAN_CMD_BASE];
 	if (!op->execute || op->ioctl_num != cmd)
 		return -ENOTTY;
-	if (op->owner_only) {
-		ret = tplan_owner_check(tf);
-		if (ret)
-			return ret;
-	}
 
 	ucmd.tf = tf;
 	ucmd.ubuffer = (void __user *)arg;
@@ -263,6 +258,12 @@ static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long 
 	ret = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer, ucmd.user_size);
 	if (ret)
 		return ret;
+	/* After the answers every ioctl shares (EFAULT, EINVAL, E2BIG). */
+	if (op->owner_only) {
+		ret = tplan_owner_check(tf);
+		if (ret)
+			return ret;
+	}
 
 	ret = op->execute(&ucmd);
 	/*
