@@ -286,7 +286,7 @@ TEST_F(proto, bad_queue_mappings_are_refused)
  * A forked child inherits neither mapping (VM_DONTCOPY) and cannot map
  * them through the file it inherited; nor can a process the file is
  * passed to.  Nor can either put work on the rank's queues or arm its
- * plans (EPERM, before the arguments are looked at): on a GPU the
+ * plans (EPERM, before the call checks its own fields): on a GPU the
  * doorbell is a page of the owner's address space, and one rule holds
  * on every engine.
  */
