@@ -9,14 +9,16 @@
  * between two retries (read as microseconds: the 16-bit field bounds it
  * at 65 ms), and its retry count counts those intervals, not the checks
  * made while spinning, which are as frequent as the back-off allows.  A
- * POLL that is not yet satisfied spins briefly (a producer often opens the
- * gate within microseconds), then sleeps with a growing interval so that a
- * gate closed for long costs little CPU.  Gates are compared on their low
- * 32 bits at the gate's own address: like the SDMA engine, little-endian
- * only.
+ * POLL that is not yet satisfied spins briefly while no other task waits
+ * for its CPU (a producer often opens the gate within microseconds; on a
+ * busy CPU the spin would only hold it up), then sleeps with a growing
+ * interval so that a gate closed for long costs little CPU.  Gates are
+ * compared on their low 32 bits at the gate's own address: like the SDMA
+ * engine, little-endian only.
  */
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/stat.h>
 #include <linux/hrtimer.h>
 #include <linux/atomic.h>
 #include <linux/ktime.h>
@@ -108,7 +110,7 @@ static int tplan_exec_poll(struct tplan_sdma_exec *x, const struct tplan_sdma_po
 		}
 		if (kthread_should_stop())
 			return TPLAN_EXEC_STOP;
-		if (now < spin_until) {
+		if (now < spin_until && single_task_running() && !need_resched()) {
 			cpu_relax();
 			continue;
 		}

@@ -23,10 +23,15 @@
  *            == ring_size, rptr as written back) reads as no work, as the
  *            ring offsets are equal: it is lost.
  *
- * Idle, the thread sleeps on its wait queue and costs next to nothing: it
- * also wakes once a second by itself, and counts a wake-up that finds
- * work only then as a lost one (debugfs), so a missed doorbell costs a
- * second and shows, instead of a hang.  The packets themselves are
+ * Run dry, the thread first lingers (soft_linger_us): it looks at its
+ * doorbell on the POLL back-off schedule, as an engine takes a doorbell
+ * without being woken, so that whoever rings then only stores the
+ * register; waking a sleeping thread costs the ringer far more (under
+ * TCG, tens of microseconds: most of a re-arm's cost).  Then it sleeps on
+ * its wait queue and costs next to nothing: it also wakes once a second
+ * by itself, and counts a wake-up that finds work only then as a lost one
+ * (debugfs), so a missed doorbell costs a second and shows, instead of a
+ * hang.  The packets themselves are
  * executed by sdma_exec.c (POLL semantics and back-off are there), which
  * the tests' KFD stand-in shares; what is the soft engine's own is here:
  * the thread, fetching, rptr write-back, the knobs, the pointer page.
@@ -55,6 +60,13 @@
 #define TPLAN_SOFT_LAG_NS	(2 * NSEC_PER_MSEC)	/* lag: write-back period */
 #define TPLAN_SOFT_PREEMPT_EVERY_NS (3 * NSEC_PER_MSEC)	/* preempt: running this long */
 #define TPLAN_SOFT_PREEMPT_FOR_NS   (1 * NSEC_PER_MSEC)	/* then unmapped this long */
+#define TPLAN_SOFT_LINGER_FIRST_NS  (10 * NSEC_PER_USEC)	/* lingering: the first look */
+#define TPLAN_SOFT_LINGER_STEP_NS   (1 * NSEC_PER_MSEC)	/* and at most this between looks */
+
+static unsigned int tplan_soft_linger_us = 2000;
+module_param_named(soft_linger_us, tplan_soft_linger_us, uint, 0644);
+MODULE_PARM_DESC(soft_linger_us,
+		 "How long a soft-engine queue that ran dry looks at its doorbell before it sleeps until one wakes it, in microseconds (default 2000; 0: it sleeps at once). A doorbell rung meanwhile costs its ringer no wake-up");
 
 /* ---- Test knobs -------------------------------------------------------- */
 
@@ -185,7 +197,7 @@ struct tplan_soft_queue {
 	u64 writeback_at;		/* lag: no write-back before */
 	u64 preempt_at, remap_at;	/* preempt: when running */
 	u64 idle_wakes;
-	u64 preemptions, reloads, wakeups, lost_wakeups;
+	u64 preemptions, reloads, wakeups, lost_wakeups, lingered;
 	struct tplan_soft_packet fifo[TPLAN_SOFT_FIFO];
 };
 
@@ -488,14 +500,38 @@ static bool tplan_soft_rung(struct tplan_soft_queue *sq)
 }
 
 /*
- * Nothing fetched: sleep until a doorbell, the safety timeout, or what
- * the knobs need (a late rptr write-back, the end of an unmapped spell).
+ * Ran dry: look at the doorbell for soft_linger_us, first after 10 us,
+ * then at twice the interval each time up to 1 ms apart.  True if one was
+ * rung meanwhile; false at once when lingering is off.  The parameter is
+ * read at each look, so a change takes effect within a millisecond.
+ */
+static bool tplan_soft_linger(struct tplan_soft_queue *sq)
+{
+	u64 slept = 0, step = TPLAN_SOFT_LINGER_FIRST_NS, limit;
+
+	for (;;) {
+		limit = (u64)READ_ONCE(tplan_soft_linger_us) * NSEC_PER_USEC;
+		if (slept >= limit || kthread_should_stop())
+			return false;
+		if (tplan_soft_rung(sq))
+			return true;
+		step = min(step, limit - slept);
+		tplan_sdma_exec_sleep(step);
+		slept += step;
+		step = min_t(u64, step * 2, TPLAN_SOFT_LINGER_STEP_NS);
+	}
+}
+
+/*
+ * Nothing fetched: linger, then sleep until a doorbell, the safety
+ * timeout, or what the knobs need (a late rptr write-back, the end of an
+ * unmapped spell).
  */
 static void tplan_soft_idle(struct tplan_soft_queue *sq)
 {
 	struct tplan_queue *q = sq->q;
 	long timeout = TPLAN_ENGINE_SAFETY;
-	unsigned long t0 = jiffies;
+	unsigned long t0;
 	u64 now = ktime_get_ns(), until = 0;
 
 	if (sq->unmapped)
@@ -511,14 +547,20 @@ static void tplan_soft_idle(struct tplan_soft_queue *sq)
 		wait_event_idle(sq->wq, kthread_should_stop());
 		return;
 	}
-	wait_event_idle_timeout(sq->wq, kthread_should_stop() || tplan_soft_rung(sq), timeout);
-	if (!tplan_soft_rung(sq))
-		return;
-	/* Work found only when the safety timeout ran out: a lost wake-up. */
-	if (time_after_eq(jiffies, t0 + TPLAN_ENGINE_SAFETY))
-		sq->lost_wakeups++;
-	else
-		sq->wakeups++;
+	if (tplan_soft_linger(sq)) {
+		sq->lingered++;
+	} else {
+		t0 = jiffies;
+		wait_event_idle_timeout(sq->wq, kthread_should_stop() || tplan_soft_rung(sq),
+					timeout);
+		if (!tplan_soft_rung(sq))
+			return;
+		/* Work found only when the safety timeout ran out: a lost wake-up. */
+		if (time_after_eq(jiffies, t0 + TPLAN_ENGINE_SAFETY))
+			sq->lost_wakeups++;
+		else
+			sq->wakeups++;
+	}
 	if (sq->quirks & TPLAN_SOFT_PREEMPT) {
 		now = ktime_get_ns();
 		/* Every other time, the queue was unmapped while idle: the doorbell is lost. */
@@ -617,7 +659,9 @@ static void tplan_soft_doorbell(struct tplan_queue *q, u64 wptr)
 	}
 	/* Release: pairs with tplan_soft_tick(). */
 	smp_store_release(&sq->doorbell, wptr);
-	wake_up(&sq->wq);
+	/* Lingering, the thread finds it by itself: only a sleeper needs waking. */
+	if (wq_has_sleeper(&sq->wq))
+		wake_up(&sq->wq);
 }
 
 static void tplan_soft_show(struct seq_file *m, struct tplan_queue *q)
@@ -632,8 +676,8 @@ static void tplan_soft_show(struct seq_file *m, struct tplan_queue *q)
 	seq_printf(m, "doorbells_lost: %lld\npreemptions: %llu\nwptr_reloads: %llu\n",
 		   (long long)atomic64_read(&sq->doorbells_lost), READ_ONCE(sq->preemptions),
 		   READ_ONCE(sq->reloads));
-	seq_printf(m, "wakeups: %llu\nlost_wakeups: %llu\n", READ_ONCE(sq->wakeups),
-		   READ_ONCE(sq->lost_wakeups));
+	seq_printf(m, "wakeups: %llu\nlost_wakeups: %llu\nlingered: %llu\n",
+		   READ_ONCE(sq->wakeups), READ_ONCE(sq->lost_wakeups), READ_ONCE(sq->lingered));
 }
 
 const struct tplan_engine_ops tplan_soft_engine = {

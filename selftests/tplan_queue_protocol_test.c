@@ -26,6 +26,7 @@
 #define ARRIVAL_OFF 64
 #define DATA_OFF 4096
 #define QUIRKS_PARAM "/sys/module/tplan/parameters/soft_quirks"
+#define LINGER_PARAM "/sys/module/tplan/parameters/soft_linger_us"
 
 FIXTURE(proto) {
 	struct tplan_test_group g;
@@ -685,6 +686,64 @@ TEST_F(proto, doorbells_lost_while_preempted_are_found_in_the_pointer_page)
 	EXPECT_LT(0, debugfs_u64(self, "wptr_reloads"));
 	EXPECT_LT(0, debugfs_u64(self, "preemptions"));
 	EXPECT_EQ(40, debugfs_u64(self, "doorbells"));
+}
+
+/*
+ * A queue that ran dry lingers (soft_linger_us), looking at its doorbell
+ * by itself: a doorbell rung then is taken without waking the thread
+ * (debugfs "lingered"), so that ringing costs the ringer a store, as on
+ * an engine.  With lingering off the thread sleeps at once, and a
+ * doorbell after a pause wakes it ("wakeups").  Every put runs either way.
+ */
+static int linger_puts(struct __test_metadata *_metadata, FIXTURE_DATA(proto) *self,
+		       unsigned int base)
+{
+	unsigned char *src = tplan_heap_ptr(self->g.ctx, 0), *dst = tplan_heap_ptr(self->g.ctx, 1);
+	unsigned int i;
+
+	for (i = 0; i < 10; i++) {
+		/* Long enough, on most hosts, for the thread to have run dry. */
+		usleep(20000);
+		src[DATA_OFF + base + i] = (unsigned char)(base + i + 1);
+		EXPECT_EQ(0, tplan_put(self->g.ctx, 1, DATA_OFF + base + i, DATA_OFF + base + i, 1));
+		EXPECT_EQ(0, tplan_quiet(self->g.ctx, 1, TPLAN_TEST_TIMEOUT_MS));
+		EXPECT_EQ(base + i + 1, dst[DATA_OFF + base + i]);
+		if (!_metadata->passed)
+			return -1;
+	}
+	return 0;
+}
+
+TEST_F(proto, a_doorbell_rung_while_the_queue_lingers_wakes_nobody)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	uint64_t lingered, wakeups;
+	char was[32];
+
+	tplan_test_param("soft_linger_us", was, sizeof(was));
+	ASSERT_NE(0, was[0]) TH_LOG("the module has no soft_linger_us parameter");
+	/* A minute: every doorbell of the test comes while the queue lingers. */
+	ASSERT_EQ(0, param_write(LINGER_PARAM, "60000000"));
+	if (make_queue_with(_metadata, self, "off", "off")) {
+		param_write(LINGER_PARAM, was);
+		SKIP(return, "needs debugfs and the soft_quirks parameter");
+	}
+	if (!linger_puts(_metadata, self, 0)) {
+		lingered = debugfs_u64(self, "lingered");
+		wakeups = debugfs_u64(self, "wakeups");
+		EXPECT_LE(1, lingered);
+		EXPECT_LE(lingered, 10);
+		EXPECT_EQ(0, wakeups);
+		EXPECT_EQ(0, debugfs_u64(self, "lost_wakeups"));
+		/* Off: the lingering thread sees it at its next look, then sleeps. */
+		EXPECT_EQ(0, param_write(LINGER_PARAM, "0"));
+		if (!linger_puts(_metadata, self, 10)) {
+			EXPECT_EQ(lingered, debugfs_u64(self, "lingered"));
+			EXPECT_LE(wakeups + 1, debugfs_u64(self, "wakeups"));
+			EXPECT_EQ(0, debugfs_u64(self, "lost_wakeups"));
+		}
+	}
+	EXPECT_EQ(0, param_write(LINGER_PARAM, was));
 }
 
 /* ---- the ring is never completely full --------------------------------- */
