@@ -491,9 +491,21 @@ static uint8_t *gate_row(const struct tplan_plan *p, uint32_t r, uint32_t g)
 }
 
 /* Acquire: the data a count vouches for is visible after it. */
-static uint64_t gate_load(const struct tplan_plan *p, uint32_t r, uint32_t g, uint32_t field)
+static uint64_t row_load(const uint8_t *row, uint32_t field)
 {
-	return __atomic_load_n((uint64_t *)(gate_row(p, r, g) + field), __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const uint64_t *)(row + field), __ATOMIC_ACQUIRE);
+}
+
+/* Does every gate row of chunks [from, to) in rank r's heap show the round's arrival? */
+static int arrived(const struct tplan_plan *p, uint32_t r, uint32_t from, uint32_t to)
+{
+	const uint8_t *row = gate_row(p, r, from);
+	uint32_t g;
+
+	for (g = from; g < to; g++, row += TPLAN_GATE_ROW_BYTES)
+		if (row_load(row, TPLAN_GATE_ARRIVAL) < p->round)
+			return 0;
+	return 1;
 }
 
 /*
@@ -501,27 +513,25 @@ static uint64_t gate_load(const struct tplan_plan *p, uint32_t r, uint32_t g, ui
  * this rank's chunks marked exactly writers times (the kernel wrote the
  * writers in each row) and arrived at every peer, every other chunk
  * arrived here?  0 when one is short, or over (the kernel's wait then
- * says EOVERFLOW and names it).
+ * says EOVERFLOW and names it).  The rows are read heap by heap, in
+ * order: every count only grows, so the order does not change the answer.
  */
 static int round_complete(const struct tplan_plan *p)
 {
-	uint32_t me = p->rank, g, r;
-	uint64_t round = p->round, want;
+	uint32_t me = p->rank, first = p->chunk_base[me], end = p->chunk_base[me + 1], g, r;
+	const uint8_t *row = gate_row(p, me, first);
+	uint64_t want;
 
-	for (g = p->chunk_base[me]; g < p->chunk_base[me + 1]; g++) {
-		want = __atomic_load_n((uint32_t *)(gate_row(p, me, g) + TPLAN_GATE_EXPECTED),
-				       __ATOMIC_RELAXED) * round;
-		if (gate_load(p, me, g, TPLAN_GATE_WRITERS) != want)
+	for (g = first; g < end; g++, row += TPLAN_GATE_ROW_BYTES) {
+		want = __atomic_load_n((const uint32_t *)(row + TPLAN_GATE_EXPECTED),
+				       __ATOMIC_RELAXED) * (uint64_t)p->round;
+		if (row_load(row, TPLAN_GATE_WRITERS) != want)
 			return 0;
-		for (r = 0; r < p->world_size; r++)
-			if (r != me && gate_load(p, r, g, TPLAN_GATE_ARRIVAL) < round)
-				return 0;
 	}
-	for (g = 0; g < p->total_chunks; g++)
-		if ((g < p->chunk_base[me] || g >= p->chunk_base[me + 1]) &&
-		    gate_load(p, me, g, TPLAN_GATE_ARRIVAL) < round)
+	for (r = 0; r < p->world_size; r++)
+		if (r != me && !arrived(p, r, first, end))
 			return 0;
-	return 1;
+	return arrived(p, me, 0, first) && arrived(p, me, end, p->total_chunks);
 }
 
 /* This rank read the round: its release word (after every chunk's row) rises to it. */
