@@ -63,10 +63,10 @@
 #define TPLAN_SOFT_LINGER_FIRST_NS  (10 * NSEC_PER_USEC)	/* lingering: the first look */
 #define TPLAN_SOFT_LINGER_STEP_NS   (1 * NSEC_PER_MSEC)	/* and at most this between looks */
 
-static unsigned int tplan_soft_linger_us = 2000;
+static unsigned int tplan_soft_linger_us = 500;
 module_param_named(soft_linger_us, tplan_soft_linger_us, uint, 0644);
 MODULE_PARM_DESC(soft_linger_us,
-		 "How long a soft-engine queue that ran dry looks at its doorbell before it sleeps until one wakes it, in microseconds (default 2000; 0: it sleeps at once). A doorbell rung meanwhile costs its ringer no wake-up");
+		 "How long a soft-engine queue that ran dry looks at its doorbell before it sleeps until one wakes it, in microseconds (default 500; 0: it sleeps at once). A doorbell rung meanwhile costs its ringer no wake-up");
 
 /* ---- Test knobs -------------------------------------------------------- */
 
