@@ -29,8 +29,6 @@
 #include "sdma_exec.h"
 
 #define TPLAN_POLL_SPIN_NS	20000		/* spin this long before sleeping */
-#define TPLAN_POLL_SLEEP_MIN_US	10
-#define TPLAN_POLL_SLEEP_MAX_US	1000
 #define TPLAN_COPY_SLICE	(1U << 20)	/* reschedule point in long copies */
 
 #ifdef __BIG_ENDIAN

@@ -81,6 +81,10 @@ int tplan_sdma_exec(struct tplan_sdma_exec *x, const struct tplan_sdma_packet *p
 /* Sleep about ns without counting as load; kthread_stop() wakes it. */
 void tplan_sdma_exec_sleep(u64 ns);
 
+/* The POLL back-off: the first sleep, doubled each time up to the last. */
+#define TPLAN_POLL_SLEEP_MIN_US	10
+#define TPLAN_POLL_SLEEP_MAX_US	1000
+
 /* Byte offset of element (x, y, z) of a sub-window. */
 static inline u64 tplan_sdma_window_offset(const struct tplan_sdma_window *w, u32 esize,
 					   u32 x, u32 y, u32 z)

@@ -60,8 +60,6 @@
 #define TPLAN_SOFT_LAG_NS	(2 * NSEC_PER_MSEC)	/* lag: write-back period */
 #define TPLAN_SOFT_PREEMPT_EVERY_NS (3 * NSEC_PER_MSEC)	/* preempt: running this long */
 #define TPLAN_SOFT_PREEMPT_FOR_NS   (1 * NSEC_PER_MSEC)	/* then unmapped this long */
-#define TPLAN_SOFT_LINGER_FIRST_NS  (10 * NSEC_PER_USEC)	/* lingering: the first look */
-#define TPLAN_SOFT_LINGER_STEP_NS   (1 * NSEC_PER_MSEC)	/* and at most this between looks */
 
 static unsigned int tplan_soft_linger_us = 500;
 module_param_named(soft_linger_us, tplan_soft_linger_us, uint, 0644);
@@ -500,14 +498,15 @@ static bool tplan_soft_rung(struct tplan_soft_queue *sq)
 }
 
 /*
- * Ran dry: look at the doorbell for soft_linger_us, first after 10 us,
- * then at twice the interval each time up to 1 ms apart.  True if one was
+ * Ran dry: look at the doorbell for soft_linger_us on a POLL's back-off
+ * schedule: first after 10 us, then at twice the interval each time up
+ * to 1 ms apart.  True if one was
  * rung meanwhile; false at once when lingering is off.  The parameter is
  * read at each look, so a change takes effect within a millisecond.
  */
 static bool tplan_soft_linger(struct tplan_soft_queue *sq)
 {
-	u64 slept = 0, step = TPLAN_SOFT_LINGER_FIRST_NS, limit;
+	u64 slept = 0, step = TPLAN_POLL_SLEEP_MIN_US * NSEC_PER_USEC, limit;
 
 	for (;;) {
 		limit = (u64)READ_ONCE(tplan_soft_linger_us) * NSEC_PER_USEC;
@@ -518,7 +517,7 @@ static bool tplan_soft_linger(struct tplan_soft_queue *sq)
 		step = min(step, limit - slept);
 		tplan_sdma_exec_sleep(step);
 		slept += step;
-		step = min_t(u64, step * 2, TPLAN_SOFT_LINGER_STEP_NS);
+		step = min_t(u64, step * 2, TPLAN_POLL_SLEEP_MAX_US * NSEC_PER_USEC);
 	}
 }
 
