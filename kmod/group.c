@@ -597,8 +597,7 @@ int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 	u64 len = vma->vm_end - vma->vm_start;
 	struct tplan_group *g = tplan_file_group(tf);
 	u32 rank = off >> TPLAN_MMAP_HEAP_SHIFT;
-	u64 in_heap = off & ((1ULL << TPLAN_MMAP_HEAP_SHIFT) - 1), i;
-	int ret;
+	u64 in_heap = off & ((1ULL << TPLAN_MMAP_HEAP_SHIFT) - 1);
 
 	if (!g)
 		return -ENOTCONN;
@@ -610,9 +609,21 @@ int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 	if (rank >= g->world_size || in_heap >= g->heap_size || len > g->heap_size - in_heap)
 		return -EINVAL;
 	tplan_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	return tplan_vm_insert_vmalloc(vma, g->heaps[rank].vaddr + in_heap, len);
+}
+
+/*
+ * Insert len bytes of vmalloc memory from vaddr (page-aligned) at the
+ * start of vma, page by page, as normal pages; a fatal signal stops a
+ * long one every 2 MiB.
+ */
+int tplan_vm_insert_vmalloc(struct vm_area_struct *vma, void *vaddr, u64 len)
+{
+	u64 i;
+	int ret;
+
 	for (i = 0; i < len; i += PAGE_SIZE) {
-		ret = vm_insert_page(vma, vma->vm_start + i,
-				     vmalloc_to_page(g->heaps[rank].vaddr + in_heap + i));
+		ret = vm_insert_page(vma, vma->vm_start + i, vmalloc_to_page((u8 *)vaddr + i));
 		if (ret)
 			return ret;
 		if (!(i & ((1ULL << 21) - 1))) {

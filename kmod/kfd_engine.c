@@ -357,8 +357,9 @@ int tplan_queue_attach_kfd(struct tplan_ucmd *ucmd)
 		return -EINVAL;
 	if (g->engine != TPLAN_ENGINE_KFD)
 		return -EOPNOTSUPP;
-	if (current->mm != tf->mm)
-		return -EPERM;
+	ret = tplan_file_owner_check(tf);
+	if (ret)
+		return ret;
 	if (!(READ_ONCE(g->maps_set) & BIT(tf->rank)))
 		return -ENXIO;
 	ret = tplan_queue_get(tf, cmd->peer, &q);

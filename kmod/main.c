@@ -213,17 +213,10 @@ int tplan_ucmd_respond(struct tplan_ucmd *ucmd)
 	return 0;
 }
 
-/*
- * Only the process that joined puts work on a rank's queues: on a GPU the
- * doorbell is a page of its address space, so a fork or a process the
- * file was passed to could write packets that no doorbell announces.  One
- * rule for every engine.  Before the join, the call's own ENOTCONN.
- */
+/* tplan_file_owner_check(); before the join, the call's own ENOTCONN. */
 static int tplan_owner_check(struct tplan_file *tf)
 {
-	if (!tplan_file_group(tf))
-		return 0;
-	return current->mm == tf->mm ? 0 : -EPERM;
+	return tplan_file_group(tf) ? tplan_file_owner_check(tf) : 0;
 }
 
 static long tplan_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

@@ -714,7 +714,7 @@ int tplan_queue_info(struct tplan_ucmd *ucmd)
 int tplan_queue_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 {
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	u64 len = vma->vm_end - vma->vm_start, i;
+	u64 len = vma->vm_end - vma->vm_start;
 	struct tplan_group *g = tplan_file_group(tf);
 	u32 peer = (off >> TPLAN_MMAP_QUEUE_PEER_SHIFT) & (TPLAN_MAX_WORLD_SIZE - 1);
 	bool ptr = off & TPLAN_MMAP_QUEUE_PTR;
@@ -723,8 +723,9 @@ int tplan_queue_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 
 	if (!g)
 		return -ENOTCONN;
-	if (current->mm != tf->mm)
-		return -EPERM;
+	ret = tplan_file_owner_check(tf);
+	if (ret)
+		return ret;
 	if (off != tplan_queue_mmap_offset(peer, ptr) || !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	if (peer >= g->world_size || peer == tf->rank)
@@ -735,17 +736,7 @@ int tplan_queue_mmap(struct tplan_file *tf, struct vm_area_struct *vma)
 	tplan_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	if (ptr)
 		return vm_insert_page(vma, vma->vm_start, q->ptr_page);
-	for (i = 0; i < len; i += PAGE_SIZE) {
-		ret = vm_insert_page(vma, vma->vm_start + i, vmalloc_to_page((u8 *)q->ring + i));
-		if (ret)
-			return ret;
-		if (!(i & ((1ULL << 21) - 1))) {
-			cond_resched();
-			if (fatal_signal_pending(current))
-				return -EINTR;
-		}
-	}
-	return 0;
+	return tplan_vm_insert_vmalloc(vma, q->ring, len);
 }
 
 #define TPLAN_INJECT_MAX_DW 1024

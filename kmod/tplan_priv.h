@@ -199,6 +199,18 @@ static inline struct tplan_group *tplan_file_group(struct tplan_file *tf)
 }
 
 /*
+ * Only the process that joined puts work on a rank's queues or maps their
+ * memory: on a GPU the doorbell is a page of its address space, so a fork
+ * or a process the file was passed to could write packets that no
+ * doorbell announces.  One rule for every engine; -EPERM for anyone else.
+ * For a joined file only (tf->mm is set by the join).
+ */
+static inline int tplan_file_owner_check(struct tplan_file *tf)
+{
+	return current->mm == tf->mm ? 0 : -EPERM;
+}
+
+/*
  * struct tplan_ucmd - one ioctl call in flight: the copied-in argument
  * and where the answer goes.
  */
@@ -279,6 +291,7 @@ int tplan_group_barrier(struct tplan_ucmd *ucmd);
 int tplan_group_all_gather(struct tplan_ucmd *ucmd);
 int tplan_heap_info(struct tplan_ucmd *ucmd);
 int tplan_group_mmap(struct tplan_file *tf, struct vm_area_struct *vma);
+int tplan_vm_insert_vmalloc(struct vm_area_struct *vma, void *vaddr, u64 len);
 void tplan_group_leave(struct tplan_file *tf);
 void tplan_group_break(struct tplan_group *g, int err);
 void tplan_group_wake_arrivals(struct tplan_group *g, u32 ranks);
