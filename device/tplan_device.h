@@ -373,6 +373,21 @@ TPLAN_DEVICE_FN void tplan_poll_pause(void)
 }
 
 /*
+ * Raise a release word to round, with release order: the reads of the
+ * round before it.  The word never goes back, so a late or second
+ * release of an older round changes nothing.  The library's next_round
+ * in user space releases through it too.
+ */
+TPLAN_DEVICE_FN void tplan_release_word_max(uint64_t *word, uint64_t round)
+{
+	uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	while (old < round && !__atomic_compare_exchange_n(word, &old, round, 1, __ATOMIC_RELEASE,
+							    __ATOMIC_RELAXED))
+		;
+}
+
+/*
  * The team has finished reading this round's data: peers' copies of the
  * next round may land in the buffer.  Once per round, by the whole team,
  * with the plan re-armed by tplan_plan_next_round_unreleased().  The
@@ -381,16 +396,9 @@ TPLAN_DEVICE_FN void tplan_poll_pause(void)
  */
 TPLAN_DEVICE_FN int tplan_release(const struct tplan_view *v, struct tplan_cta *cta)
 {
-	uint64_t *word = tplan_view_release_word(v), old;
-
 	tplan_cta_sync(cta);
-	if (cta->thread == 0) {
-		old = __atomic_load_n(word, __ATOMIC_RELAXED);
-		while (old < v->round &&
-		       !__atomic_compare_exchange_n(word, &old, (uint64_t)v->round, 1,
-						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			;
-	}
+	if (cta->thread == 0)
+		tplan_release_word_max(tplan_view_release_word(v), v->round);
 	return 0;
 }
 

@@ -537,14 +537,8 @@ static int round_complete(const struct tplan_plan *p)
 /* This rank read the round: its release word (after every chunk's row) rises to it. */
 static void release_round(const struct tplan_plan *p, uint32_t round)
 {
-	uint64_t *word = (uint64_t *)(gate_row(p, p->rank, p->total_chunks) +
-				      TPLAN_GATE_RELEASED);
-	uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
-
-	/* Release: the reads of the round come before it; the word never goes back. */
-	while (old < round && !__atomic_compare_exchange_n(word, &old, (uint64_t)round, 1,
-							    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+	tplan_release_word_max((uint64_t *)(gate_row(p, p->rank, p->total_chunks) +
+					    TPLAN_GATE_RELEASED), round);
 }
 
 int tplan_plan_wait(struct tplan_plan *p, uint32_t timeout_ms)

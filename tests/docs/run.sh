@@ -22,7 +22,7 @@ man=docs/man
 
 # Device-header functions that are implementation steps, not API.
 DEVICE_INTERNAL="tplan_view_base tplan_view_has tplan_view_row tplan_view_marks tplan_view_gate
-	tplan_cta_leader tplan_cta_poll tplan_cta_sync tplan_poll_pause"
+	tplan_cta_leader tplan_cta_poll tplan_cta_sync tplan_poll_pause tplan_release_word_max"
 
 is_link() { grep -q '^\.so ' "$1"; }
 
