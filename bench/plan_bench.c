@@ -547,19 +547,34 @@ static int make_plan(struct tplan_ctx *ctx, const struct row_spec *s, uint32_t r
 }
 
 /* Rounds untimed; the first is the one queued at create. */
+/*
+ * One round, untimed: re-arm (unless rearm is false: the plan's first),
+ * start, mark every chunk, poll the gates until every arrival shows if
+ * poll, wait.
+ */
+static int untimed_round(struct tplan_ctx *ctx, struct tplan_plan *plan, bool rearm, bool poll)
+{
+	struct tplan_handle h;
+	uint64_t t_own;
+
+	if (rearm)
+		CHECK(ctx, tplan_plan_next_round(plan));
+	CHECK(ctx, tplan_plan_start(plan, &h));
+	mark_all(&h);
+	if (poll)
+		poll_arrivals(ctx, &h, h.gates - (uintptr_t)tplan_heap_ptr(ctx, h.rank), &t_own);
+	CHECK(ctx, tplan_plan_wait(plan, 300000));
+	return 0;
+}
+
 static int plain_rounds(struct tplan_ctx *ctx, struct tplan_plan *plan, uint32_t rounds,
 			bool first)
 {
-	struct tplan_handle h;
 	uint32_t round;
 
-	for (round = 0; round < rounds; round++) {
-		if (round || !first)
-			CHECK(ctx, tplan_plan_next_round(plan));
-		CHECK(ctx, tplan_plan_start(plan, &h));
-		mark_all(&h);
-		CHECK(ctx, tplan_plan_wait(plan, 300000));
-	}
+	for (round = 0; round < rounds; round++)
+		if (untimed_round(ctx, plan, round || !first, false))
+			return 1;
 	return 0;
 }
 
@@ -576,9 +591,7 @@ static int null_ioctl_in_context(struct tplan_ctx *ctx, struct tplan_plan *plan,
 {
 	uint32_t n = rounds_per_row < CTX_ROUNDS ? rounds_per_row : CTX_ROUNDS, round;
 	int fd = tplan_ctx_fd(ctx);
-	struct tplan_handle h;
 	struct tplan_info info;
-	uint64_t t_own;
 
 	for (round = 0; round < n; round++) {
 		struct sample *sm = sample_at(ri, rank, round);
@@ -595,11 +608,8 @@ static int null_ioctl_in_context(struct tplan_ctx *ctx, struct tplan_plan *plan,
 		span_end(&sp);
 		z1 = switches_now();
 		sm->ioctl_ctx = span_ns(&sp, z0.all, z1.all, ovh_mono, ovh, &mono);
-		CHECK(ctx, tplan_plan_next_round(plan));
-		CHECK(ctx, tplan_plan_start(plan, &h));
-		mark_all(&h);
-		poll_arrivals(ctx, &h, h.gates - (uintptr_t)tplan_heap_ptr(ctx, rank), &t_own);
-		CHECK(ctx, tplan_plan_wait(plan, 300000));
+		if (untimed_round(ctx, plan, true, true))
+			return 1;
 	}
 	return 0;
 }
@@ -741,7 +751,6 @@ static int ag_rank(uint64_t key, uint32_t mode, uint32_t rank)
 				    .elem_size = 1 };
 	struct tplan_schedule *sched;
 	struct tplan_plan *plan;
-	struct tplan_handle h;
 	struct tplan_ctx *ctx;
 	uint64_t t0, c0, io0;
 
@@ -761,19 +770,15 @@ static int ag_rank(uint64_t key, uint32_t mode, uint32_t rank)
 	}
 	CHECK(ctx, tplan_prepare_all_gather(ctx, &out, sched, &plan));
 	tplan_schedule_free(sched);
-	CHECK(ctx, tplan_plan_start(plan, &h));
-	mark_all(&h);
-	CHECK(ctx, tplan_plan_wait(plan, 300000));
+	if (untimed_round(ctx, plan, false, false))
+		return 1;
 	CHECK(ctx, tplan_barrier(ctx, 0));
 	t0 = now_ns();
 	c0 = cpu_ns();
 	io0 = ioctl_calls;
-	for (round = 0; round < rounds; round++) {
-		CHECK(ctx, tplan_plan_next_round(plan));
-		CHECK(ctx, tplan_plan_start(plan, &h));
-		mark_all(&h);
-		CHECK(ctx, tplan_plan_wait(plan, 300000));
-	}
+	for (round = 0; round < rounds; round++)
+		if (untimed_round(ctx, plan, true, false))
+			return 1;
 	if (rank == 0) {
 		sh->ag_cpu_ns[mode] = cpu_ns() - c0;
 		sh->ag_ns[mode] = now_ns() - t0;
