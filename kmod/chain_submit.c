@@ -75,7 +75,7 @@ int tplan_chain_submit(struct tplan_ucmd *ucmd)
 			goto out_free;
 		images[i] = (struct tplan_chain_image) {
 			.dw = dw + at, .ndw = d->ndw, .ref = d->ref,
-			.raw_gate = tplan_group_translate(g, tf->rank, env.ready_gate, 4),
+			.raw = true, .raw_gate_off = d->ready_offset,
 		};
 		at += d->ndw;
 		total += tplan_chain_charge(d->ndw);

@@ -26,10 +26,16 @@ DEFINE_SHOW_ATTRIBUTE(tplan_stats);
 static int tplan_group_show(struct seq_file *m, void *unused)
 {
 	struct tplan_group *g = m->private;
+	u32 iomem = 0, r;
 
 	mutex_lock(&g->lock);
+	/* The joined ranks' heaps that the kernel reaches as I/O memory. */
+	for (r = 0; r < g->world_size; r++)
+		if (g->joined & BIT(r) && g->heaps[r].size && g->heaps[r].map.is_iomem)
+			iomem |= BIT(r);
 	seq_printf(m, "key: %llx\nid: %u\nworld_size: %u\njoined: 0x%x\nleft: 0x%x\nheap_size: %llu\n",
 		   g->key, g->id, g->world_size, g->joined, g->left, g->heap_size);
+	seq_printf(m, "heaps_iomem: 0x%x\n", iomem);
 	seq_printf(m, "sdma_ip: 0x%06x\nmax_copy_bytes: %u\nbroken: %d\ncollectives: %llu\nplans: %u\n",
 		   g->sdma_ip, g->limits.max_copy_bytes, g->broken, g->coll.seq, g->nplans);
 	mutex_unlock(&g->lock);

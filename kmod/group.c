@@ -66,7 +66,7 @@ static void tplan_group_release(struct kref *kref)
 	debugfs_remove_recursive(g->debugfs);
 	tplan_plans_destroy(g);
 	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++) {
-		if (!g->heaps[r].vaddr)
+		if (!g->heaps[r].size)
 			continue;
 		tplan_heap_free(&g->heaps[r]);
 		put_task_struct(g->tasks[r]);
@@ -288,6 +288,7 @@ static int tplan_heap_alloc(struct tplan_heap *h, struct tplan_file *tf,
 		tplan_heap_free(h);
 		return -ENOMEM;
 	}
+	iosys_map_set_vaddr(&h->map, h->vaddr);
 	return 0;
 }
 

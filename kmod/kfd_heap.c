@@ -6,9 +6,11 @@
  * dma-buf.  The module holds the dma-buf until the group ends, so the
  * memory outlives every queue that may still copy into it, and a kernel
  * mapping of it (dma_buf_vmap()), through which it zeroes the heap and
- * reads and writes plans' gate rows exactly as it does a soft heap's.  A
- * heap the exporter can only map as I/O memory is refused: the core reads
- * gates with plain loads.
+ * reads and writes plans' gate rows.  amdgpu maps VRAM only as I/O
+ * memory (drm_gem_ttm_vmap(), and VRAM is bus.is_iomem), so the core
+ * reaches a heap through its iosys_map (tplan_heap_load() and the rest):
+ * plain accesses where the mapping is memory, the I/O accessors where it
+ * is not.
  *
  * Where a GPU sees the heaps is its rank's to say: the rank imports the
  * other ranks' heaps (TPLAN_IOC_HEAP_EXPORT gives it a dma-buf of each)
@@ -35,13 +37,13 @@ bool tplan_kfd_engine_available(void)
 }
 
 /* Zero a heap through its kernel mapping, a megabyte at a time. */
-static void tplan_kfd_heap_zero(void *vaddr, u64 size)
+static void tplan_kfd_heap_zero(struct tplan_heap *h)
 {
 	u64 off, n;
 
-	for (off = 0; off < size; off += n) {
-		n = min_t(u64, size - off, SZ_1M);
-		memset(vaddr + off, 0, n);
+	for (off = 0; off < h->size; off += n) {
+		n = min_t(u64, h->size - off, SZ_1M);
+		tplan_heap_zero(h, off, n);
 		cond_resched();
 	}
 }
@@ -60,15 +62,12 @@ int tplan_kfd_heap_get(struct tplan_heap *h, int fd, u64 size)
 	ret = tplan_dma_buf_vmap(buf, &map);
 	if (ret)
 		goto err_put;
-	if (map.is_iomem) {
-		tplan_dma_buf_vunmap(buf, &map);
-		ret = -EOPNOTSUPP;
-		goto err_put;
-	}
 	h->dmabuf = buf;
-	h->vaddr = map.vaddr;
+	h->map = map;
+	/* Only memory the CPU may reach with plain accesses has a pointer. */
+	h->vaddr = map.is_iomem ? NULL : map.vaddr;
 	h->size = size;
-	tplan_kfd_heap_zero(h->vaddr, size);
+	tplan_kfd_heap_zero(h);
 	return 0;
 
 err_put:
@@ -78,9 +77,7 @@ err_put:
 
 void tplan_kfd_heap_put(struct tplan_heap *h)
 {
-	struct iosys_map map = IOSYS_MAP_INIT_VADDR(h->vaddr);
-
-	tplan_dma_buf_vunmap(h->dmabuf, &map);
+	tplan_dma_buf_vunmap(h->dmabuf, &h->map);
 	dma_buf_put(h->dmabuf);
 }
 

@@ -100,16 +100,17 @@ static int tplan_gate_alloc_locked(struct tplan_group *g, u64 bytes, u64 *off)
 	return 0;
 }
 
-u8 *tplan_gate_row(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 chunk)
+/* Where global chunk `chunk`'s gate row lies in every heap. */
+u64 tplan_gate_off(const struct tplan_plan *p, u32 chunk)
 {
-	return g->heaps[rank].vaddr + p->gate_off + (u64)chunk * TPLAN_GATE_ROW_BYTES;
+	return p->gate_off + (u64)chunk * TPLAN_GATE_ROW_BYTES;
 }
 
 u64 tplan_gate_read(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 chunk,
 		    u32 field)
 {
 	/* Acquire: data the gate's writer wrote before it is visible after. */
-	return smp_load_acquire((u64 *)(tplan_gate_row(g, rank, p, chunk) + field));
+	return tplan_heap_load(&g->heaps[rank], tplan_gate_off(p, chunk) + field);
 }
 
 /*
@@ -119,21 +120,21 @@ u64 tplan_gate_read(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 c
 void tplan_plan_open_gates(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round)
 {
 	struct tplan_plan_part *part = &p->part[rank];
+	struct tplan_heap *h = &g->heaps[rank];
+	u64 ready;
 	u32 c;
 
 	for (c = 0; c < part->nchunks; c++) {
-		u64 *ready = (u64 *)(tplan_gate_row(g, rank, p, p->chunk_base[rank] + c) +
-				     TPLAN_GATE_READY);
-
-		if ((u32)READ_ONCE(*ready) < round)
-			smp_store_release(ready, round);	/* as mark_ready: release */
+		ready = tplan_gate_off(p, p->chunk_base[rank] + c) + TPLAN_GATE_READY;
+		if ((u32)tplan_heap_load(h, ready) < round)
+			tplan_heap_store_release(h, ready, round);	/* as mark_ready: release */
 	}
 }
 
-/* The release word of rank's part: in its own heap, after the chunks' rows. */
-u64 *tplan_plan_release_word(struct tplan_group *g, u32 rank, struct tplan_plan *p)
+/* Where the release words lie: in each rank's own heap, after the chunks' rows. */
+u64 tplan_plan_release_off(const struct tplan_plan *p)
 {
-	return (u64 *)(tplan_gate_row(g, rank, p, p->total_chunks) + TPLAN_GATE_RELEASED);
+	return tplan_gate_off(p, p->total_chunks) + TPLAN_GATE_RELEASED;
 }
 
 /*
@@ -144,13 +145,13 @@ u64 *tplan_plan_release_word(struct tplan_group *g, u32 rank, struct tplan_plan 
  */
 void tplan_plan_set_released(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round)
 {
-	u64 *word;
+	struct tplan_heap *h = &g->heaps[rank];
 
 	if (!p->total_chunks)
 		return;		/* no rows: nothing is ever sent */
-	word = tplan_plan_release_word(g, rank, p);
-	if ((u32)READ_ONCE(*word) < round)
-		smp_store_release(word, round);	/* the caller's reads before it */
+	if ((u32)tplan_heap_load(h, tplan_plan_release_off(p)) < round)
+		/* The caller's reads before it. */
+		tplan_heap_store_release(h, tplan_plan_release_off(p), round);
 }
 
 /* The first error of a rank whose re-arm failed, or 0. */
@@ -186,7 +187,7 @@ static bool tplan_order_live(struct tplan_plan *y, u32 s, u32 d)
  */
 static u32 tplan_order_released(struct tplan_group *g, struct tplan_plan *x, u32 d)
 {
-	return (u32)READ_ONCE(*tplan_plan_release_word(g, d, x));
+	return (u32)tplan_heap_load(&g->heaps[d], tplan_plan_release_off(x));
 }
 
 /* Does x's latest round on the queue s -> d wait for d's release? */
@@ -496,8 +497,7 @@ static void tplan_plan_list_locked(struct tplan_group *g, struct tplan_plan *p, 
 							&p->gate_off);
 	if (!p->create_err)
 		for (r = 0; r < g->world_size; r++)
-			memset(g->heaps[r].vaddr + p->gate_off, 0,
-			       (size_t)tplan_plan_gate_bytes(total));
+			tplan_heap_zero(&g->heaps[r], p->gate_off, tplan_plan_gate_bytes(total));
 	/* Listed even when it failed, so that every rank finds the verdict. */
 	list_add_tail(&p->node, &g->plans);
 	p->listed = true;

@@ -60,7 +60,7 @@ struct tplan_plan_part {
 	/*
 	 * The order rounds are armed in (g->lock): the queue's arm count when
 	 * this rank last armed a round on it, and the last round it armed.
-	 * What it released is in its release word (tplan_plan_release_word()).
+	 * What it released is in its release word (tplan_plan_release_off()).
 	 */
 	u64 arm_seq[TPLAN_MAX_WORLD_SIZE];
 	u32 armed;
@@ -139,11 +139,11 @@ int tplan_plan_vote(struct tplan_file *tf, u32 op, int err,
 		    const struct tplan_chain_reject *why, struct tplan_chain_reject *reject,
 		    u32 timeout_ms);
 void tplan_plan_reap(struct tplan_group *g, struct tplan_plan *p);
-u8 *tplan_gate_row(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 chunk);
+u64 tplan_gate_off(const struct tplan_plan *p, u32 chunk);
 u64 tplan_gate_read(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 chunk,
 		    u32 field);
 void tplan_plan_open_gates(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round);
-u64 *tplan_plan_release_word(struct tplan_group *g, u32 rank, struct tplan_plan *p);
+u64 tplan_plan_release_off(const struct tplan_plan *p);
 void tplan_plan_set_released(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round);
 void tplan_plan_fail_everywhere(struct tplan_group *g, struct tplan_plan *p, int err);
 int tplan_plan_failed(struct tplan_plan *p);

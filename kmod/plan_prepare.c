@@ -521,23 +521,25 @@ static void tplan_plan_gates_init(struct tplan_group *g, u32 rank, struct tplan_
 				  u32 first)
 {
 	struct tplan_plan_part *part = &p->part[rank];
-	u64 before = first - 1;
+	struct tplan_heap *h = &g->heaps[rank];
+	u64 before = first - 1, row;
 	u32 c;
 
 	for (c = 0; c < p->total_chunks; c++) {
-		u8 *row = tplan_gate_row(g, rank, p, c);
 		bool mine = c >= p->chunk_base[rank] && c < p->chunk_base[rank + 1];
 
+		row = tplan_gate_off(p, c);
 		if (mine) {
 			u32 w = part->writers[c - p->chunk_base[rank]];
 
-			WRITE_ONCE(*(u32 *)(row + TPLAN_GATE_EXPECTED), w);
-			WRITE_ONCE(*(u64 *)(row + TPLAN_GATE_WRITERS), w * before);
-			WRITE_ONCE(*(u64 *)(row + TPLAN_GATE_READY), before);
+			tplan_heap_store32(h, row + TPLAN_GATE_EXPECTED, w);
+			tplan_heap_store(h, row + TPLAN_GATE_WRITERS, w * before);
+			tplan_heap_store(h, row + TPLAN_GATE_READY, before);
 		} else {
-			WRITE_ONCE(*(u64 *)(row + TPLAN_GATE_ARRIVAL), before);
+			tplan_heap_store(h, row + TPLAN_GATE_ARRIVAL, before);
 		}
 	}
+	tplan_heap_flush(h);
 	/* The rounds before first count as read: first's copies may land at once. */
 	tplan_plan_set_released(g, rank, p, before);
 }

@@ -599,19 +599,20 @@ int tplan_put(struct tplan_ucmd *ucmd)
  */
 int tplan_queue_open_raw_gates(struct tplan_queue *q)
 {
+	struct tplan_heap *h = &q->group->heaps[q->src];
 	struct tplan_prep_mark *m;
 	u32 i;
 	int ret = 0;
 
 	spin_lock(&q->budget_lock);
 	for (i = q->mark_head; i != q->mark_tail; i++)
-		if (!q->marks[i % q->mark_cap].gate)
+		if (!q->marks[i % q->mark_cap].raw)
 			ret = -EBUSY;
 	for (i = q->mark_head; !ret && i != q->mark_tail; i++) {
 		m = &q->marks[i % q->mark_cap];
-		if (READ_ONCE(*m->gate) < m->ref)
+		if (tplan_heap_load32(h, m->gate_off) < m->ref)
 			/* As mark_ready would: release, so what was written before goes. */
-			smp_store_release(m->gate, m->ref);
+			tplan_heap_store32_release(h, m->gate_off, m->ref);
 	}
 	spin_unlock(&q->budget_lock);
 	return ret;
@@ -904,7 +905,8 @@ static void tplan_queue_emit_chains(struct tplan_queue *q, const struct tplan_ch
 			.bytes = tplan_chain_charge(c[i].ndw),
 			.unreserve = tplan_chain_charge(c[i].ndw),
 			.ref = c[i].ref,
-			.gate = c[i].raw_gate,
+			.raw = c[i].raw,
+			.gate_off = c[i].raw_gate_off,
 		};
 		q->prep_charged += tplan_chain_charge(c[i].ndw);
 		q->mark_tail++;

@@ -63,7 +63,8 @@ struct tplan_prep_mark {
 	u32 bytes;			/* gated until then */
 	u32 unreserve;			/* reservation given back then (raw chains) */
 	u32 ref;			/* the round its POLL waits for */
-	u32 *gate;			/* a raw chain's ready gate (its owner may open it) */
+	bool raw;			/* a raw chain's: its owner may open its ready gate, */
+	u64 gate_off;			/* at this offset of the sender's heap */
 };
 
 struct tplan_engine_ops;
@@ -133,7 +134,8 @@ struct tplan_chain_image {
 	const u32 *dw;
 	u32 ndw;
 	u32 ref;
-	u32 *raw_gate;			/* CHAIN_SUBMIT: the ready gate; plans: NULL */
+	bool raw;			/* CHAIN_SUBMIT; plans: false */
+	u64 raw_gate_off;		/* CHAIN_SUBMIT: its ready gate, in the sender's heap */
 };
 
 /*

@@ -36,6 +36,8 @@
 #include <linux/jiffies.h>
 #include <linux/xarray.h>
 #include <linux/sched/signal.h>
+#include <linux/io.h>
+#include <linux/iosys-map.h>
 
 #include "tplan.h"
 #include "sdma_limits.h"
@@ -68,11 +70,102 @@ u32 tplan_first_round(void);
 struct dma_buf;
 
 struct tplan_heap {
-	void *vaddr;			/* __vmalloc(), zeroed, charged; or dmabuf's vmap */
-	u64 size;
+	void *vaddr;			/* __vmalloc(), zeroed, charged; or dmabuf's vmap; */
+					/* NULL where that maps only as I/O memory */
+	struct iosys_map map;		/* how the core reaches it (tplan_heap_load()) */
+	u64 size;			/* 0: no heap */
 	struct tplan_user *user;	/* who the bytes are charged to (soft heaps) */
 	struct dma_buf *dmabuf;		/* KFD engine: GPU memory (kfd_heap.c) */
 };
+
+/*
+ * A heap's words as the core reads and writes them (gate rows, release
+ * words, raw chains' gates).  A soft heap, or a dma-buf that maps as
+ * memory, by plain accesses; a dma-buf that its exporter maps only as I/O
+ * memory (amdgpu maps VRAM so) through the I/O accessors.  A load
+ * acquires: what the word's writer wrote before it is seen after.  A
+ * _release store orders what the caller did before it and, on a
+ * write-combining mapping, leaves the buffer so that a copy engine sees
+ * it.  No read-modify-write: a CPU's locked operation is not atomic
+ * against a GPU's on I/O memory.
+ */
+static inline u64 tplan_heap_load(const struct tplan_heap *h, u64 off)
+{
+	u64 v;
+
+	if (!h->map.is_iomem)
+		return smp_load_acquire((u64 *)(h->map.vaddr + off));	/* acquire */
+	v = readq(h->map.vaddr_iomem + off);
+	rmb();	/* acquire: write-combining memory orders loads weakly */
+	return v;
+}
+
+static inline u32 tplan_heap_load32(const struct tplan_heap *h, u64 off)
+{
+	u32 v;
+
+	if (!h->map.is_iomem)
+		return smp_load_acquire((u32 *)(h->map.vaddr + off));	/* acquire */
+	v = readl(h->map.vaddr_iomem + off);
+	rmb();	/* acquire: write-combining memory orders loads weakly */
+	return v;
+}
+
+static inline void tplan_heap_store(struct tplan_heap *h, u64 off, u64 v)
+{
+	if (h->map.is_iomem)
+		writeq(v, h->map.vaddr_iomem + off);
+	else
+		WRITE_ONCE(*(u64 *)(h->map.vaddr + off), v);
+}
+
+static inline void tplan_heap_store32(struct tplan_heap *h, u64 off, u32 v)
+{
+	if (h->map.is_iomem)
+		writel(v, h->map.vaddr_iomem + off);
+	else
+		WRITE_ONCE(*(u32 *)(h->map.vaddr + off), v);
+}
+
+/* Plain stores so far out of a write-combining buffer, for a copy engine to see. */
+static inline void tplan_heap_flush(struct tplan_heap *h)
+{
+	if (h->map.is_iomem)
+		wmb();	/* sfence: drains the write-combining buffer */
+}
+
+static inline void tplan_heap_store_release(struct tplan_heap *h, u64 off, u64 v)
+{
+	if (!h->map.is_iomem) {
+		smp_store_release((u64 *)(h->map.vaddr + off), v);	/* release */
+		return;
+	}
+	tplan_heap_flush(h);	/* release: what came before goes first */
+	writeq(v, h->map.vaddr_iomem + off);
+	tplan_heap_flush(h);
+}
+
+static inline void tplan_heap_store32_release(struct tplan_heap *h, u64 off, u32 v)
+{
+	if (!h->map.is_iomem) {
+		smp_store_release((u32 *)(h->map.vaddr + off), v);	/* release */
+		return;
+	}
+	tplan_heap_flush(h);	/* release: what came before goes first */
+	writel(v, h->map.vaddr_iomem + off);
+	tplan_heap_flush(h);
+}
+
+/* Zero len bytes at off; the stores after it are ordered after them. */
+static inline void tplan_heap_zero(struct tplan_heap *h, u64 off, u64 len)
+{
+	if (h->map.is_iomem) {
+		memset_io(h->map.vaddr_iomem + off, 0, len);
+		tplan_heap_flush(h);
+	} else {
+		memset(h->map.vaddr + off, 0, len);
+	}
+}
 
 /*
  * struct tplan_addr_map - one rank's device address space, as its queues'

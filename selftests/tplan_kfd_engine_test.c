@@ -516,6 +516,44 @@ TEST_F(kfdeng, chain_waits_for_its_gate)
 }
 
 /*
+ * A raw chain whose producer never comes is let go by its owner's quiet
+ * with TPLAN_QUIET_OPEN_GATES (tplan_queue_flush()): the module opens the
+ * ready gate, which lies in rank 0's heap, GPU memory that the module
+ * reaches as I/O memory; the chain then runs as its chunk stands.
+ */
+TEST_F(kfdeng, quiet_opening_the_gates_lets_a_raw_chain_run)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = TPLAN_TEST_TIMEOUT_MS };
+	volatile uint64_t *arrival, *ready;
+	uint8_t *h0, *h1;
+	uint32_t i;
+
+	ASSERT_EQ(0, attach_rank0(self));
+	h0 = map_heap(self, 0);
+	h1 = map_heap(self, 1);
+	ASSERT_NE(MAP_FAILED, h0);
+	ASSERT_NE(MAP_FAILED, h1);
+	arrival = (volatile uint64_t *)(h1 + ARRIVAL_OFF);
+	ready = (volatile uint64_t *)(h0 + READY_OFF);
+	for (i = 0; i < 4096; i++)
+		h0[4096 + i] = (uint8_t)(i ^ 0xa5);
+	ASSERT_EQ(0, submit_blocked_chain(self));
+	tplan_sleep_ms(300);
+	ASSERT_EQ(0, *arrival);
+	ASSERT_EQ(-EBUSY, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
+	qt.flags = TPLAN_QUIET_OPEN_GATES;
+	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
+	/* The module's store, seen through the owner's mapping of the GPU memory. */
+	ASSERT_EQ(1, *ready);
+	ASSERT_EQ(1, *arrival);
+	for (i = 0; i < 4096; i++)
+		ASSERT_EQ((uint8_t)(i ^ 0xa5), h1[4096 + i]);
+	munmap(h0, HEAP);
+	munmap(h1, HEAP);
+}
+
+/*
  * Only the process that joined puts work on its rank's queues: a fork
  * holding the file could write packets, but not ring the doorbell, which
  * is a page of the owner's address space.  Refused before anything is

@@ -212,6 +212,19 @@ static void kj_heaps(struct kj_rank *r, struct tplan_ctx *ctx)
 					(unsigned long long)d2, (unsigned long long)dev);
 		}
 	}
+	/*
+	 * The module reaches every heap as I/O memory, as amdgpu's VRAM maps
+	 * for the kernel (the stand-in's does the same).
+	 */
+	if (r->rank == 0 && !access(TPLAN_DEBUGFS, F_OK)) {
+		char dir[160], path[192], val[32];
+
+		KJ_OK(r, ctx, tplan_debugfs_group_dir(r->key, dir, sizeof(dir)));
+		snprintf(path, sizeof(path), "%.160s/group", dir);
+		KJ_OK(r, ctx, tplan_debugfs_file_field(path, "heaps_iomem", val, sizeof(val)));
+		if (strtoul(val, NULL, 0) != (1UL << r->world) - 1)
+			KJ_FAIL(r, "heaps the module reaches as I/O memory: %s, not every rank's", val);
+	}
 	/* Each rank writes its own heap; every rank reads every heap. */
 	p = tplan_heap_ptr(ctx, r->rank);
 	for (i = 0; i < PATTERN_WORDS; i++)

@@ -200,8 +200,7 @@ struct tplan_info {
  * EINVAL (a field out of range, or world_size / heap_size / engine /
  * sdma_ip differ from the group's; TPLAN_ENGINE_KFD: @heap_fd is no
  * dma-buf, or a smaller one), EBADF (TPLAN_ENGINE_KFD: @heap_fd is no open
- * file), EOPNOTSUPP (TPLAN_ENGINE_KFD: the dma-buf maps only as I/O
- * memory), EADDRINUSE (another file holds @rank), EPERM (a rank already
+ * file), EADDRINUSE (another file holds @rank), EPERM (a rank already
  * there may not be met: see above), ENOMEM (the heap: memory, the memory
  * cgroup, max_bytes, max_user_bytes), EUSERS (this user is joining
  * max_pending_groups groups already), ETIMEDOUT, EINTR (restarted with

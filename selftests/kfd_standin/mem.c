@@ -126,11 +126,16 @@ static int standin_dmabuf_mmap(struct dma_buf *buf, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, v->vaddr, vma->vm_pgoff);
 }
 
+/*
+ * As amdgpu maps VRAM for the kernel: as I/O memory (drm_gem_ttm_vmap(),
+ * VRAM is bus.is_iomem), whatever the memory behind it is.  An importer
+ * must use the I/O accessors.
+ */
 static int standin_dmabuf_vmap(struct dma_buf *buf, struct iosys_map *map)
 {
 	struct standin_vram *v = buf->priv;
 
-	iosys_map_set_vaddr(map, v->vaddr);
+	iosys_map_set_vaddr_iomem(map, (void __iomem __force *)v->vaddr);
 	return 0;
 }
 
