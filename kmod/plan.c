@@ -146,12 +146,12 @@ u64 tplan_plan_release_off(const struct tplan_plan *p)
 void tplan_plan_set_released(struct tplan_group *g, u32 rank, struct tplan_plan *p, u32 round)
 {
 	struct tplan_heap *h = &g->heaps[rank];
+	u64 word = tplan_plan_release_off(p);
 
 	if (!p->total_chunks)
 		return;		/* no rows: nothing is ever sent */
-	if ((u32)tplan_heap_load(h, tplan_plan_release_off(p)) < round)
-		/* The caller's reads before it. */
-		tplan_heap_store_release(h, tplan_plan_release_off(p), round);
+	if ((u32)tplan_heap_load(h, word) < round)
+		tplan_heap_store_release(h, word, round);	/* the caller's reads before it */
 }
 
 /* The first error of a rank whose re-arm failed, or 0. */

@@ -481,11 +481,19 @@ static int submit_blocked_chain(FIXTURE_DATA(kfdeng) *self)
 	return tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_CHAIN_SUBMIT, &s);
 }
 
-/* A raw chain on the GPU's queue waits for its gate, then copies and signals. */
-TEST_F(kfdeng, chain_waits_for_its_gate)
+/*
+ * A raw chain on the GPU's queue waits for its shut gate; then either the
+ * producer's mark opens it, from the CPU through the dma-buf's mapping, or
+ * (flush) its owner's quiet with TPLAN_QUIET_OPEN_GATES does
+ * (tplan_queue_flush()): the module opens the ready gate, which lies in
+ * rank 0's heap, GPU memory that the module reaches as I/O memory.  Either
+ * way the chain copies and signals.
+ */
+static void blocked_chain_runs(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(kfdeng) *self, bool flush)
 {
-	TPLAN_SETUP_SKIPPED_RETURN();
 	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = TPLAN_TEST_TIMEOUT_MS };
+	uint8_t pattern = flush ? 0xa5 : 0x5a;
 	volatile uint64_t *arrival;
 	uint8_t *h0, *h1;
 	uint32_t i;
@@ -497,60 +505,41 @@ TEST_F(kfdeng, chain_waits_for_its_gate)
 	ASSERT_NE(MAP_FAILED, h1);
 	arrival = (volatile uint64_t *)(h1 + ARRIVAL_OFF);
 	for (i = 0; i < 4096; i++)
-		h0[4096 + i] = (uint8_t)(i ^ 0x5a);
+		h0[4096 + i] = (uint8_t)(i ^ pattern);
 	ASSERT_EQ(0, submit_blocked_chain(self));
 	/* The gate is shut: nothing arrives, and the queue holds the chain. */
 	tplan_sleep_ms(300);
 	ASSERT_EQ(0, *arrival);
 	ASSERT_EQ(-EBUSY, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
-	/* The producer's mark, from the CPU through the dma-buf's mapping. */
-	__atomic_store_n((uint64_t *)(h0 + READY_OFF), 1, __ATOMIC_RELEASE);
-	for (i = 0; i < TPLAN_TEST_TIMEOUT_MS / 10 && !*arrival; i++)
-		tplan_sleep_ms(10);
+	if (flush) {
+		qt.flags = TPLAN_QUIET_OPEN_GATES;
+		ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
+		/* The module's store, seen through the owner's mapping of the GPU memory. */
+		ASSERT_EQ(1, *(volatile uint64_t *)(h0 + READY_OFF));
+	} else {
+		__atomic_store_n((uint64_t *)(h0 + READY_OFF), 1, __ATOMIC_RELEASE);
+		for (i = 0; i < TPLAN_TEST_TIMEOUT_MS / 10 && !*arrival; i++)
+			tplan_sleep_ms(10);
+	}
 	ASSERT_EQ(1, *arrival);
 	for (i = 0; i < 4096; i++)
-		ASSERT_EQ((uint8_t)(i ^ 0x5a), h1[4096 + i]);
-	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
+		ASSERT_EQ((uint8_t)(i ^ pattern), h1[4096 + i]);
+	if (!flush)
+		ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
 	munmap(h0, HEAP);
 	munmap(h1, HEAP);
 }
 
-/*
- * A raw chain whose producer never comes is let go by its owner's quiet
- * with TPLAN_QUIET_OPEN_GATES (tplan_queue_flush()): the module opens the
- * ready gate, which lies in rank 0's heap, GPU memory that the module
- * reaches as I/O memory; the chain then runs as its chunk stands.
- */
+TEST_F(kfdeng, chain_waits_for_its_gate)
+{
+	TPLAN_SETUP_SKIPPED_RETURN();
+	blocked_chain_runs(_metadata, self, false);
+}
+
 TEST_F(kfdeng, quiet_opening_the_gates_lets_a_raw_chain_run)
 {
 	TPLAN_SETUP_SKIPPED_RETURN();
-	struct tplan_quiet qt = { .size = sizeof(qt), .peer = 1, .timeout_ms = TPLAN_TEST_TIMEOUT_MS };
-	volatile uint64_t *arrival, *ready;
-	uint8_t *h0, *h1;
-	uint32_t i;
-
-	ASSERT_EQ(0, attach_rank0(self));
-	h0 = map_heap(self, 0);
-	h1 = map_heap(self, 1);
-	ASSERT_NE(MAP_FAILED, h0);
-	ASSERT_NE(MAP_FAILED, h1);
-	arrival = (volatile uint64_t *)(h1 + ARRIVAL_OFF);
-	ready = (volatile uint64_t *)(h0 + READY_OFF);
-	for (i = 0; i < 4096; i++)
-		h0[4096 + i] = (uint8_t)(i ^ 0xa5);
-	ASSERT_EQ(0, submit_blocked_chain(self));
-	tplan_sleep_ms(300);
-	ASSERT_EQ(0, *arrival);
-	ASSERT_EQ(-EBUSY, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
-	qt.flags = TPLAN_QUIET_OPEN_GATES;
-	ASSERT_EQ(0, tplan_test_ioctl(self->r[0].fd, TPLAN_IOC_QUIET, &qt));
-	/* The module's store, seen through the owner's mapping of the GPU memory. */
-	ASSERT_EQ(1, *ready);
-	ASSERT_EQ(1, *arrival);
-	for (i = 0; i < 4096; i++)
-		ASSERT_EQ((uint8_t)(i ^ 0xa5), h1[4096 + i]);
-	munmap(h0, HEAP);
-	munmap(h1, HEAP);
+	blocked_chain_runs(_metadata, self, true);
 }
 
 /*
