@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The software engine's threads, as the benchmarks find them: one kernel
- * thread per queue, named tplan-g<id>/<src>-<dst>; the newest group (the
+ * thread per sending rank, named tplan-g<id>/<src>; the newest group (the
  * one a run joined last; a group's threads are gone with it) has the
  * largest id.
  */

@@ -32,7 +32,7 @@
  *         read outside the timed spans);
  *       - wall time of the round, separately;
  *       - the engine: CPU time of the group's soft-engine threads
- *         (tplan-g<id>/<src>-<dst>, /proc/<pid>/schedstat) per round, and
+ *         (tplan-g<id>/<src>, /proc/<pid>/schedstat) per round, and
  *         mark-to-arrival latency (last mark of this rank to its chunks'
  *         arrival at every peer), p50 and p99 over every rank's rounds.
  *      Floors, in the same group right after each row, on rank 0, in bulk

@@ -15,7 +15,7 @@
  *      would, rank 1 stamps the arrival; once right after queueing (the
  *      engine still spins on the POLL) and once after 20 ms (the engine
  *      has backed off to sleeping between polls);
- *   4. CPU time of the engine threads (tplan-g<group>/<src>-<dst>) over
+ *   4. CPU time of the engine threads (tplan-g<group>/<src>) over
  *      an interval with nothing queued, and over one where a chain waits
  *      on a gate that stays shut.
  *

@@ -25,7 +25,7 @@ MODULE_PARM_DESC(max_user_bytes, "The same for one user (0: 3/4 of RAM)");
 
 static unsigned int max_queues = 1024;
 module_param(max_queues, uint, 0444);
-MODULE_PARM_DESC(max_queues, "Queues (one engine thread each) of all users together (default 1024)");
+MODULE_PARM_DESC(max_queues, "Queues of all users together (default 1024)");
 
 static unsigned int max_pending_groups = 16;
 module_param(max_pending_groups, uint, 0444);

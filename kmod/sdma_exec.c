@@ -52,6 +52,12 @@ void tplan_sdma_exec_sleep(u64 ns)
 	__set_current_state(TASK_RUNNING);
 }
 
+/* The thread, or only this queue, is being stopped. */
+static bool tplan_exec_stopping(const struct tplan_sdma_exec *x)
+{
+	return kthread_should_stop() || READ_ONCE(x->stop);
+}
+
 static bool tplan_poll_compare(u32 func, u32 v, u32 ref)
 {
 	switch (func) {
@@ -106,7 +112,7 @@ static int tplan_exec_poll(struct tplan_sdma_exec *x, const struct tplan_sdma_po
 			}
 			x->poll_next_retry = now + (u64)interval_us * NSEC_PER_USEC;
 		}
-		if (kthread_should_stop())
+		if (tplan_exec_stopping(x))
 			return TPLAN_EXEC_STOP;
 		if (now < spin_until && single_task_running() && !need_resched()) {
 			cpu_relax();
@@ -128,7 +134,7 @@ done:
 	return TPLAN_EXEC_DONE;
 }
 
-static int tplan_exec_memmove(void *dst, const void *src, u64 len)
+static int tplan_exec_memmove(struct tplan_sdma_exec *x, void *dst, const void *src, u64 len)
 {
 	u64 done, n;
 
@@ -137,7 +143,7 @@ static int tplan_exec_memmove(void *dst, const void *src, u64 len)
 		memmove(dst + done, src + done, n);
 		if (n == TPLAN_COPY_SLICE) {
 			cond_resched();
-			if (kthread_should_stop())
+			if (tplan_exec_stopping(x))
 				return TPLAN_EXEC_STOP;
 		}
 	}
@@ -157,7 +163,7 @@ static int tplan_exec_copy_linear(struct tplan_sdma_exec *x,
 	dst = x->ops->translate(x, c->dst, c->bytes);
 	if (!src || !dst)
 		return tplan_exec_fault(x, TPLAN_FAULT_BAD_ADDRESS);
-	return tplan_exec_memmove(dst, src, c->bytes);
+	return tplan_exec_memmove(x, dst, src, c->bytes);
 }
 
 static int tplan_exec_copy_sub_window(struct tplan_sdma_exec *x,
@@ -191,7 +197,7 @@ static int tplan_exec_copy_sub_window(struct tplan_sdma_exec *x,
 			if (since_yield >= TPLAN_COPY_SLICE) {
 				since_yield = 0;
 				cond_resched();
-				if (kthread_should_stop())
+				if (tplan_exec_stopping(x))
 					return TPLAN_EXEC_STOP;
 			}
 		}

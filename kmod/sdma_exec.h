@@ -9,7 +9,8 @@
  * doorbells, dropping what it holds before it sleeps).
  *
  * Both callers are kernel threads: a long copy stops at slice bounds when
- * kthread_should_stop() says so, and a POLL looks at it while it waits.
+ * kthread_should_stop() or the executor's stop says so, and a POLL looks
+ * at them while it waits.
  */
 #ifndef _TPLAN_SDMA_EXEC_H
 #define _TPLAN_SDMA_EXEC_H
@@ -60,12 +61,15 @@ struct tplan_sdma_exec_ops {
  * @ops: the engine's part
  * @max_copy_bytes: the largest COPY_LINEAR byte count of the engine's IP
  * @fault: with TPLAN_EXEC_FAULT, why (enum tplan_queue_fault)
+ * @stop: set by the engine: this queue is going (a thread serving several
+ *        queues goes on with the others)
  * The rest is the POLL in progress, kept across preemptions.
  */
 struct tplan_sdma_exec {
 	const struct tplan_sdma_exec_ops *ops;
 	u64 max_copy_bytes;
 	u32 fault;
+	bool stop;
 	bool poll_active;
 	u32 poll_retries;
 	u64 poll_pos;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The software SDMA engine: one kernel thread per queue that fetches the
- * ring with the packet codec and executes it on heap memory.  It reaches
+ * The software SDMA engine: one kernel thread per sending rank of a group
+ * (a worker, as one engine serves several queues) that takes that rank's
+ * queues in turn, fetches each ring with the packet codec and executes it
+ * on heap memory.  A queue whose POLL is not met gives the thread to the
+ * next queue, so the thread sleeps only when none of its queues can move.  It reaches
  * memory only through tplan_group_translate() (bounds-checked heap ranges
  * of the sending rank's map) and the queue's own pointer page; a packet
  * it cannot execute stops the queue in FAULT state.
@@ -23,15 +26,15 @@
  *            == ring_size, rptr as written back) reads as no work, as the
  *            ring offsets are equal: it is lost.
  *
- * Run dry, the thread first lingers (soft_linger_us): it looks at its
- * doorbell on the POLL back-off schedule, as an engine takes a doorbell
- * without being woken, so that whoever rings then only stores the
- * register; waking a sleeping thread costs the ringer far more (under
- * TCG, tens of microseconds: most of a re-arm's cost).  Then it sleeps on
- * its wait queue and costs next to nothing: it also wakes once a second
- * by itself, and counts a wake-up that finds work only then as a lost one
- * (debugfs), so a missed doorbell costs a second and shows, instead of a
- * hang.  The packets themselves are
+ * With every queue dry, the thread first lingers (soft_linger_us): it
+ * looks at its doorbells on the POLL back-off schedule, as an engine
+ * takes a doorbell without being woken, so that whoever rings then only
+ * stores the register; waking a sleeping thread costs the ringer far more
+ * (under TCG, tens of microseconds: most of a re-arm's cost).  Then it
+ * sleeps on its wait queue and costs next to nothing: it also wakes once
+ * a second by itself, and counts a wake-up that finds work only then as a
+ * lost one (debugfs), so a missed doorbell costs a second and shows,
+ * instead of a hang.  The packets themselves are
  * executed by sdma_exec.c (POLL semantics and back-off are there), which
  * the tests' KFD stand-in shares; what is the soft engine's own is here:
  * the thread, fetching, rptr write-back, the knobs, the pointer page.
@@ -60,6 +63,7 @@
 #define TPLAN_SOFT_LAG_NS	(2 * NSEC_PER_MSEC)	/* lag: write-back period */
 #define TPLAN_SOFT_PREEMPT_EVERY_NS (3 * NSEC_PER_MSEC)	/* preempt: running this long */
 #define TPLAN_SOFT_PREEMPT_FOR_NS   (1 * NSEC_PER_MSEC)	/* then unmapped this long */
+#define TPLAN_SOFT_TURN		64		/* packets a queue runs before the next's turn */
 
 static unsigned int tplan_soft_linger_us = 500;
 module_param_named(soft_linger_us, tplan_soft_linger_us, uint, 0644);
@@ -171,11 +175,36 @@ struct tplan_soft_packet {
 	struct tplan_sdma_packet p;
 };
 
+/*
+ * The thread of a group's queues from one rank.  The workers list and
+ * each worker's queues change under tplan_soft_workers_lock; the thread
+ * holds lock while it runs one of its queues, so a queue taken off the
+ * list under it runs no more.
+ */
+struct tplan_soft_worker {
+	struct list_head node;		/* on tplan_soft_workers */
+	const struct tplan_group *group;
+	u32 src;
+	struct task_struct *thread;
+	wait_queue_head_t wq;
+	bool kicked;			/* a doorbell rung since the thread's pass began */
+	atomic_t leaving;		/* queues waiting to be taken off: turns end */
+	struct mutex lock;
+	struct list_head queues;
+	u32 woke;			/* how the thread came out of idle: enum below */
+};
+
+enum { TPLAN_SOFT_WOKE_NOT, TPLAN_SOFT_WOKE_LINGERING, TPLAN_SOFT_WOKE_WOKEN,
+       TPLAN_SOFT_WOKE_BY_ITSELF };
+
+static LIST_HEAD(tplan_soft_workers);
+static DEFINE_MUTEX(tplan_soft_workers_lock);
+
 struct tplan_soft_queue {
 	struct tplan_queue *q;
 	struct tplan_sdma_exec x;	/* executes the packets (sdma_exec.c) */
-	struct task_struct *thread;
-	wait_queue_head_t wq;
+	struct tplan_soft_worker *w;
+	struct list_head node;		/* on the worker's queues */
 	u32 quirks;
 	u64 doorbell;			/* the doorbell register: the last value rung */
 	bool unmapped;			/* preempt: doorbells are lost now */
@@ -410,17 +439,19 @@ static void tplan_soft_wake(struct tplan_soft_queue *sq)
 	tplan_group_wake_arrivals(sq->q->group, BIT(sq->q->src) | BIT(sq->q->dst));
 }
 
-/* A POLL waits: preemption, doorbells, fetching and write-back go on. */
+/*
+ * A POLL waits: preemption, doorbells, fetching and write-back go on, and
+ * the thread goes on to its other queues; the POLL runs again (with its
+ * retries) at this queue's next turn.  The thread sleeps, on the POLL
+ * back-off schedule, only when none of its queues could move.
+ */
 static int tplan_soft_poll_pause(struct tplan_sdma_exec *x, u64 sleep_ns)
 {
 	struct tplan_soft_queue *sq = tplan_soft_of(x);
 
 	tplan_soft_wake(sq);
 	tplan_soft_tick(sq);
-	if (sq->unmapped)
-		return TPLAN_EXEC_AGAIN;
-	tplan_sdma_exec_sleep(sleep_ns);
-	return TPLAN_EXEC_DONE;
+	return TPLAN_EXEC_AGAIN;
 }
 
 static const struct tplan_sdma_exec_ops tplan_soft_exec_ops = {
@@ -497,14 +528,68 @@ static bool tplan_soft_rung(struct tplan_soft_queue *sq)
 	return READ_ONCE(sq->doorbell) != sq->doorbell_seen;
 }
 
+/* What one turn of a queue came to. */
+enum { TPLAN_SOFT_DRY, TPLAN_SOFT_POLLING, TPLAN_SOFT_RAN };
+
 /*
- * Ran dry: look at the doorbell for soft_linger_us on a POLL's back-off
- * schedule: first after 10 us, then at twice the interval each time up
- * to 1 ms apart.  True if one was
- * rung meanwhile; false at once when lingering is off.  The parameter is
- * read at each look, so a change takes effect within a millisecond.
+ * When a dry queue needs its thread back by itself (what the knobs need:
+ * the end of an unmapped spell, a late rptr write-back): 0 if never.
  */
-static bool tplan_soft_linger(struct tplan_soft_queue *sq)
+static u64 tplan_soft_due(struct tplan_soft_queue *sq)
+{
+	if (sq->unmapped)
+		return sq->remap_at;
+	if ((sq->quirks & TPLAN_SOFT_RPTR_AHEAD ? sq->fetch : sq->exec) != sq->rptr_shown)
+		return sq->writeback_at;
+	return 0;
+}
+
+/*
+ * A queue's turn: up to TPLAN_SOFT_TURN packets, until it runs dry or a
+ * POLL waits; *due gets the earliest time a dry queue needs the thread.
+ */
+static int tplan_soft_turn(struct tplan_soft_queue *sq, u64 *due)
+{
+	struct tplan_soft_packet *e;
+	u32 n;
+	u64 at;
+	int ret;
+
+	/* Faulted (or going): nothing runs any more. */
+	if (READ_ONCE(sq->q->state) || READ_ONCE(sq->x.stop))
+		return TPLAN_SOFT_DRY;
+	for (n = 0; n < TPLAN_SOFT_TURN && !atomic_read(&sq->w->leaving); n++) {
+		tplan_soft_tick(sq);
+		if (sq->unmapped || sq->head == sq->tail) {
+			tplan_soft_wake(sq);
+			at = tplan_soft_due(sq);
+			if (at && (!*due || at < *due))
+				*due = at;
+			break;
+		}
+		e = &sq->fifo[sq->head % TPLAN_SOFT_FIFO];
+		ret = tplan_soft_exec(sq, e);
+		if (ret != TPLAN_EXEC_DONE) {
+			if (n)
+				break;
+			return ret == TPLAN_EXEC_AGAIN ? TPLAN_SOFT_POLLING : TPLAN_SOFT_DRY;
+		}
+		tplan_soft_retire(sq, e);
+		/* The batch fetched is done: its waiters may look. */
+		if (sq->head == sq->tail)
+			tplan_soft_wake(sq);
+	}
+	return n ? TPLAN_SOFT_RAN : TPLAN_SOFT_DRY;
+}
+
+/*
+ * Every queue dry: look at the doorbells for soft_linger_us on a POLL's
+ * back-off schedule: first after 10 us, then at twice the interval each
+ * time up to 1 ms apart.  True if one was rung meanwhile; false at once
+ * when lingering is off.  The parameter is read at each look, so a change
+ * takes effect within a millisecond.
+ */
+static bool tplan_soft_linger(struct tplan_soft_worker *w)
 {
 	u64 slept = 0, step = TPLAN_POLL_SLEEP_MIN_US * NSEC_PER_USEC, limit;
 
@@ -512,7 +597,7 @@ static bool tplan_soft_linger(struct tplan_soft_queue *sq)
 		limit = (u64)READ_ONCE(tplan_soft_linger_us) * NSEC_PER_USEC;
 		if (slept >= limit || kthread_should_stop())
 			return false;
-		if (tplan_soft_rung(sq))
+		if (READ_ONCE(w->kicked))
 			return true;
 		step = min(step, limit - slept);
 		tplan_sdma_exec_sleep(step);
@@ -522,91 +607,140 @@ static bool tplan_soft_linger(struct tplan_soft_queue *sq)
 }
 
 /*
- * Nothing fetched: linger, then sleep until a doorbell, the safety
- * timeout, or what the knobs need (a late rptr write-back, the end of an
- * unmapped spell).
+ * Every queue dry: sleep until what the knobs need (due), or linger, then
+ * sleep until a doorbell or the safety timeout.
  */
-static void tplan_soft_idle(struct tplan_soft_queue *sq)
+static void tplan_soft_idle(struct tplan_soft_worker *w, u64 due)
 {
-	struct tplan_queue *q = sq->q;
-	long timeout = TPLAN_ENGINE_SAFETY;
 	unsigned long t0;
-	u64 now = ktime_get_ns(), until = 0;
+	u64 now;
 
-	if (sq->unmapped)
-		until = sq->remap_at;
-	else if ((sq->quirks & TPLAN_SOFT_RPTR_AHEAD ? sq->fetch : sq->exec) != sq->rptr_shown)
-		until = sq->writeback_at;
-	if (until) {
-		tplan_sdma_exec_sleep(until > now ? until - now : 1);
+	if (due) {
+		now = ktime_get_ns();
+		tplan_sdma_exec_sleep(due > now ? due - now : 1);
 		return;
 	}
-	if (READ_ONCE(q->state)) {
-		/* Faulted: nothing runs any more, until the queue is freed. */
-		wait_event_idle(sq->wq, kthread_should_stop());
+	if (tplan_soft_linger(w)) {
+		w->woke = TPLAN_SOFT_WOKE_LINGERING;
 		return;
 	}
-	if (tplan_soft_linger(sq)) {
-		sq->lingered++;
-	} else {
-		t0 = jiffies;
-		wait_event_idle_timeout(sq->wq, kthread_should_stop() || tplan_soft_rung(sq),
-					timeout);
-		if (!tplan_soft_rung(sq))
-			return;
-		/* Work found only when the safety timeout ran out: a lost wake-up. */
-		if (time_after_eq(jiffies, t0 + TPLAN_ENGINE_SAFETY))
+	t0 = jiffies;
+	wait_event_idle_timeout(w->wq, kthread_should_stop() || READ_ONCE(w->kicked),
+				TPLAN_ENGINE_SAFETY);
+	/* Work found only when the safety timeout ran out: a lost wake-up. */
+	w->woke = time_after_eq(jiffies, t0 + TPLAN_ENGINE_SAFETY) ? TPLAN_SOFT_WOKE_BY_ITSELF :
+								      TPLAN_SOFT_WOKE_WOKEN;
+}
+
+/*
+ * Back from idle: count how each queue rung meanwhile was found, and
+ * with "preempt", every other such wake-up finds it unmapped (the
+ * doorbell lost).  Caller holds w->lock.
+ */
+static void tplan_soft_woken(struct tplan_soft_worker *w)
+{
+	struct tplan_soft_queue *sq;
+	u64 now;
+
+	list_for_each_entry(sq, &w->queues, node) {
+		if (READ_ONCE(sq->q->state) || !tplan_soft_rung(sq))
+			continue;
+		if (w->woke == TPLAN_SOFT_WOKE_LINGERING)
+			sq->lingered++;
+		else if (w->woke == TPLAN_SOFT_WOKE_BY_ITSELF)
 			sq->lost_wakeups++;
 		else
 			sq->wakeups++;
-	}
-	if (sq->quirks & TPLAN_SOFT_PREEMPT) {
+		if (!(sq->quirks & TPLAN_SOFT_PREEMPT))
+			continue;
 		now = ktime_get_ns();
-		/* Every other time, the queue was unmapped while idle: the doorbell is lost. */
 		if (sq->idle_wakes++ & 1) {
 			tplan_soft_unmap(sq, now);
 			atomic64_inc(&sq->doorbells_lost);
-		} else
+		} else {
 			sq->preempt_at = now + TPLAN_SOFT_PREEMPT_EVERY_NS;
+		}
 	}
+	w->woke = TPLAN_SOFT_WOKE_NOT;
 }
 
 static int tplan_soft_thread(void *data)
 {
-	struct tplan_soft_queue *sq = data;
-	struct tplan_queue *q = sq->q;
+	struct tplan_soft_worker *w = data;
+	u64 step = TPLAN_POLL_SLEEP_MIN_US * NSEC_PER_USEC, due, now;
+	struct tplan_soft_queue *sq;
+	int most;
 
 	while (!kthread_should_stop()) {
-		struct tplan_soft_packet *e;
-		int ret;
-
-		if (READ_ONCE(q->state)) {
-			tplan_soft_idle(sq);
+		WRITE_ONCE(w->kicked, false);
+		/* Pairs with tplan_soft_doorbell(): a ring this pass misses kicks. */
+		smp_mb();
+		due = 0;
+		most = TPLAN_SOFT_DRY;
+		mutex_lock(&w->lock);
+		if (w->woke)
+			tplan_soft_woken(w);
+		list_for_each_entry(sq, &w->queues, node)
+			most = max(most, tplan_soft_turn(sq, &due));
+		mutex_unlock(&w->lock);
+		/* Turns cut short for a queue going: the others may not be dry. */
+		if (atomic_read(&w->leaving))
+			most = max(most, TPLAN_SOFT_POLLING);
+		if (most == TPLAN_SOFT_RAN) {
+			step = TPLAN_POLL_SLEEP_MIN_US * NSEC_PER_USEC;
+			cond_resched();
 			continue;
 		}
-		tplan_soft_tick(sq);
-		if (sq->unmapped || sq->head == sq->tail) {
-			tplan_soft_wake(sq);
-			tplan_soft_idle(sq);
+		if (READ_ONCE(w->kicked))
+			continue;
+		if (most == TPLAN_SOFT_POLLING) {
+			/* POLLs wait, nothing else can move: back off as one POLL would. */
+			now = ktime_get_ns();
+			tplan_sdma_exec_sleep(due ? min(step, due > now ? due - now : 1) : step);
+			step = min_t(u64, step * 2, TPLAN_POLL_SLEEP_MAX_US * NSEC_PER_USEC);
 			continue;
 		}
-		e = &sq->fifo[sq->head % TPLAN_SOFT_FIFO];
-		ret = tplan_soft_exec(sq, e);
-		if (ret != TPLAN_EXEC_DONE)
-			continue;
-		tplan_soft_retire(sq, e);
-		/* The batch fetched is done: its waiters may look. */
-		if (sq->head == sq->tail)
-			tplan_soft_wake(sq);
-		cond_resched();
+		step = TPLAN_POLL_SLEEP_MIN_US * NSEC_PER_USEC;
+		tplan_soft_idle(w, due);
 	}
 	return 0;
 }
 
+/* The worker of q's sender, made if it has none.  Caller holds tplan_soft_workers_lock. */
+static struct tplan_soft_worker *tplan_soft_worker_get(struct tplan_queue *q)
+{
+	struct tplan_soft_worker *w;
+	struct task_struct *t;
+
+	list_for_each_entry(w, &tplan_soft_workers, node)
+		if (w->group == q->group && w->src == q->src)
+			return w;
+	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!w)
+		return ERR_PTR(-ENOMEM);
+	w->group = q->group;
+	w->src = q->src;
+	init_waitqueue_head(&w->wq);
+	mutex_init(&w->lock);
+	INIT_LIST_HEAD(&w->queues);
+	atomic_set(&w->leaving, 0);
+	/* Named by the group's serial number: the key is nobody else's business. */
+	t = kthread_create(tplan_soft_thread, w, "tplan-g%u/%u", q->group->id, q->src);
+	if (IS_ERR(t)) {
+		mutex_destroy(&w->lock);
+		kfree(w);
+		return ERR_CAST(t);
+	}
+	w->thread = t;
+	list_add(&w->node, &tplan_soft_workers);
+	wake_up_process(t);
+	return w;
+}
+
 static int tplan_soft_start(struct tplan_queue *q)
 {
+	struct tplan_soft_worker *w;
 	struct tplan_soft_queue *sq;
-	struct task_struct *t;
 
 	sq = kvzalloc(sizeof(*sq), GFP_KERNEL_ACCOUNT);
 	if (!sq)
@@ -616,25 +750,46 @@ static int tplan_soft_start(struct tplan_queue *q)
 	sq->x.max_copy_bytes = q->group->limits.max_copy_bytes;
 	sq->quirks = tplan_soft_quirks_next();
 	sq->preempt_at = ktime_get_ns() + TPLAN_SOFT_PREEMPT_EVERY_NS;
-	init_waitqueue_head(&sq->wq);
 	atomic64_set(&sq->doorbells_lost, 0);
-	q->engine_data = sq;
-	/* Named by the group's serial number: the key is nobody else's business. */
-	t = kthread_run(tplan_soft_thread, sq, "tplan-g%u/%u-%u", q->group->id, q->src, q->dst);
-	if (IS_ERR(t)) {
-		q->engine_data = NULL;
+	mutex_lock(&tplan_soft_workers_lock);
+	w = tplan_soft_worker_get(q);
+	if (IS_ERR(w)) {
+		mutex_unlock(&tplan_soft_workers_lock);
 		kvfree(sq);
-		return PTR_ERR(t);
+		return PTR_ERR(w);
 	}
-	sq->thread = t;
+	sq->w = w;
+	q->engine_data = sq;
+	mutex_lock(&w->lock);
+	list_add_tail(&sq->node, &w->queues);
+	mutex_unlock(&w->lock);
+	mutex_unlock(&tplan_soft_workers_lock);
 	return 0;
 }
 
+/* Returns once the queue runs no more; its worker goes with its last queue. */
 static void tplan_soft_stop(struct tplan_queue *q)
 {
 	struct tplan_soft_queue *sq = q->engine_data;
+	struct tplan_soft_worker *w = sq->w;
+	bool last;
 
-	kthread_stop(sq->thread);
+	/* A copy or POLL of this queue in progress stops at its next look. */
+	WRITE_ONCE(sq->x.stop, true);
+	atomic_inc(&w->leaving);
+	mutex_lock(&tplan_soft_workers_lock);
+	mutex_lock(&w->lock);
+	list_del(&sq->node);
+	last = list_empty(&w->queues);
+	mutex_unlock(&w->lock);
+	atomic_dec(&w->leaving);
+	if (last) {
+		list_del(&w->node);
+		kthread_stop(w->thread);
+		mutex_destroy(&w->lock);
+		kfree(w);
+	}
+	mutex_unlock(&tplan_soft_workers_lock);
 	if (!READ_ONCE(q->state))
 		WRITE_ONCE(q->state, TPLAN_QUEUE_STOPPED);
 	q->engine_data = NULL;
@@ -658,9 +813,11 @@ static void tplan_soft_doorbell(struct tplan_queue *q, u64 wptr)
 	}
 	/* Release: pairs with tplan_soft_tick(). */
 	smp_store_release(&sq->doorbell, wptr);
+	/* Release: the register before the kick (pairs with tplan_soft_thread()). */
+	smp_store_release(&sq->w->kicked, true);
 	/* Lingering, the thread finds it by itself: only a sleeper needs waking. */
-	if (wq_has_sleeper(&sq->wq))
-		wake_up(&sq->wq);
+	if (wq_has_sleeper(&sq->w->wq))
+		wake_up(&sq->w->wq);
 }
 
 static void tplan_soft_show(struct seq_file *m, struct tplan_queue *q)

@@ -746,6 +746,108 @@ TEST_F(proto, a_doorbell_rung_while_the_queue_lingers_wakes_nobody)
 	EXPECT_EQ(0, param_write(LINGER_PARAM, was));
 }
 
+/* ---- one engine thread per sending rank --------------------------------- */
+
+/*
+ * How many threads are named tplan-g<serial>/<name> (exact), and how many
+ * more have names that begin so (what one thread per queue was called:
+ * tplan-g<serial>/<src>-<dst>).
+ */
+static int engine_threads(const char *serial, const char *name, int *exact, int *longer)
+{
+	char want[64], path[64], comm[64];
+	struct dirent *e;
+	size_t n;
+	DIR *d;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "tplan-g%s/%s", serial, name);
+	n = strlen(want);
+	*exact = *longer = 0;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+		if (!strcmp(comm, want))
+			(*exact)++;
+		else if (!strncmp(comm, want, n))
+			(*longer)++;
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * The software engine serves a rank's queues with one thread,
+ * tplan-g<serial>/<rank>, as an SDMA engine serves its queues: while the
+ * (0 -> 1) queue waits in a POLL on a gate that stays shut, the thread
+ * goes on with the (0 -> 2) queue, whose puts all run.
+ */
+TEST(a_queue_waiting_in_a_poll_leaves_its_senders_other_queues_running)
+{
+	struct tplan_test_group g = { 0 };
+	unsigned char *dst1, *dst2, *src;
+	struct tplan_chain_submit s;
+	struct tplan_queue_info qi;
+	char dir[160], *serial;
+	int fd, n, exact, longer;
+	uint32_t dw[64];
+	unsigned int i;
+
+	TPLAN_OPEN_OR_SKIP(fd);
+	close(fd);
+	ASSERT_EQ(0, tplan_test_group_setup(&g, 3, HEAP, 0));
+	if (tplan_ctx_engine(g.ctx) != TPLAN_ENGINE_SOFT ||
+	    tplan_debugfs_group_dir(g.key, dir, sizeof(dir))) {
+		tplan_test_group_teardown(&g);
+		SKIP(return, "needs the software engine and debugfs");
+	}
+	serial = strrchr(dir, '-') + 1;
+	src = tplan_heap_ptr(g.ctx, 0);
+	dst1 = tplan_heap_ptr(g.ctx, 1);
+	dst2 = tplan_heap_ptr(g.ctx, 2);
+	memset(src + DATA_OFF, 0x5a, 64);
+	ASSERT_EQ(0, submit_one_chain(g.ctx, tplan_heap_devaddr(g.ctx, 1) + DATA_OFF, 64, dw,
+				      &s, &n));
+	/* Long enough, on most hosts, for the thread to be in the POLL. */
+	tplan_sleep_ms(50);
+	for (i = 0; i < 20; i++) {
+		src[DATA_OFF + 64 + i] = (unsigned char)(i + 1);
+		ASSERT_EQ(0, tplan_put(g.ctx, 2, DATA_OFF + 64 + i, DATA_OFF + 64 + i, 1));
+		ASSERT_EQ(0, tplan_quiet(g.ctx, 2, TPLAN_TEST_TIMEOUT_MS));
+		ASSERT_EQ(i + 1, dst2[DATA_OFF + 64 + i]);
+	}
+	ASSERT_EQ(0, queue_info(g.ctx, 1, 0, &qi));
+	EXPECT_EQ(TPLAN_QUEUE_BUSY, qi.state);
+	EXPECT_EQ(0, qi.gate_seq);
+	EXPECT_EQ(0, dst1[DATA_OFF]);
+
+	/* Two queues of rank 0, one thread; ranks 1 and 2 sent nothing: none. */
+	ASSERT_EQ(0, engine_threads(serial, "0", &exact, &longer));
+	EXPECT_EQ(1, exact);
+	EXPECT_EQ(0, longer);
+	ASSERT_EQ(0, engine_threads(serial, "1", &exact, &longer));
+	EXPECT_EQ(0, exact + longer);
+
+	/* The gate opens: the chain runs. */
+	__atomic_store_n((uint64_t *)(src + READY_OFF), 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, tplan_test_wait_state(g.ctx, 1, TPLAN_QUEUE_IDLE, &qi,
+					   TPLAN_TEST_TIMEOUT_MS));
+	EXPECT_EQ(1, qi.gate_seq);
+	EXPECT_EQ(0x5a, dst1[DATA_OFF + 63]);
+	tplan_test_group_teardown(&g);
+}
+
 /* ---- the ring is never completely full --------------------------------- */
 
 struct last_inject {
