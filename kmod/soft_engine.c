@@ -191,11 +191,16 @@ struct tplan_soft_worker {
 	atomic_t leaving;		/* queues waiting to be taken off: turns end */
 	struct mutex lock;
 	struct list_head queues;
-	u32 woke;			/* how the thread came out of idle: enum below */
+	u32 woke;			/* how the thread came out of idle */
 };
 
-enum { TPLAN_SOFT_WOKE_NOT, TPLAN_SOFT_WOKE_LINGERING, TPLAN_SOFT_WOKE_WOKEN,
-       TPLAN_SOFT_WOKE_BY_ITSELF };
+/* tplan_soft_worker.woke: what the next pass counts on the queues rung. */
+enum tplan_soft_woke {
+	TPLAN_SOFT_WOKE_NOT,		/* not idle since the last pass */
+	TPLAN_SOFT_WOKE_LINGERING,	/* a doorbell seen while lingering */
+	TPLAN_SOFT_WOKE_WOKEN,		/* woken by a doorbell */
+	TPLAN_SOFT_WOKE_BY_ITSELF,	/* the safety timeout: a lost wake-up */
+};
 
 static LIST_HEAD(tplan_soft_workers);
 static DEFINE_MUTEX(tplan_soft_workers_lock);
