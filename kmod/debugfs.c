@@ -38,6 +38,11 @@ static int tplan_group_show(struct seq_file *m, void *unused)
 	seq_printf(m, "heaps_iomem: 0x%x\n", iomem);
 	seq_printf(m, "sdma_ip: 0x%06x\nmax_copy_bytes: %u\nbroken: %d\ncollectives: %llu\nplans: %u\n",
 		   g->sdma_ip, g->limits.max_copy_bytes, g->broken, g->coll.seq, g->nplans);
+	/* Per rank: how often its plan waits looked at the gates (each wake-up, and the first look). */
+	seq_puts(m, "wait_looks:");
+	for (r = 0; r < g->world_size; r++)
+		seq_printf(m, " %lld", atomic64_read(&g->wait_looks[r]));
+	seq_putc(m, '\n');
 	mutex_unlock(&g->lock);
 	return 0;
 }

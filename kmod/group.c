@@ -187,8 +187,11 @@ static struct tplan_group *tplan_group_alloc(struct tplan_file *tf,
 	xa_init_flags(&g->plan_ids, XA_FLAGS_ALLOC1);
 	mutex_init(&g->lock);
 	init_waitqueue_head(&g->wq);
-	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++)
+	for (r = 0; r < TPLAN_MAX_WORLD_SIZE; r++) {
 		init_waitqueue_head(&g->arrival_wq[r]);
+		atomic64_set(&g->arrival_need[r], 0);
+		atomic64_set(&g->wait_looks[r], 0);
+	}
 	g->id = atomic_inc_return(&tplan_group_serial);
 	g->key = cmd->key;
 	g->owner = current_euid();
@@ -457,6 +460,30 @@ void tplan_group_wake_arrivals(struct tplan_group *g, u32 ranks)
 		/* wq_has_sleeper() orders the caller's stores before the check. */
 		if (ranks & BIT(r) && wq_has_sleeper(&g->arrival_wq[r]))
 			wake_up_all(&g->arrival_wq[r]);
+}
+
+/*
+ * Queue src -> dst ran an ATOMIC, FENCE or TRAP: wake the plan waits of
+ * its two ranks if one of them waits for that queue.  A waiter sets its
+ * queue's bit in arrival_need before it looks at the gates a last time
+ * (plan_wait.c); every waiter woken sets it again if it still waits, so
+ * the bits are cleared here, all at once.
+ */
+void tplan_group_wake_landed(struct tplan_group *g, u32 src, u32 dst)
+{
+	u32 ends[2] = { src, dst }, i, r;
+	u64 bit;
+
+	/* The caller's stores before the needs: pairs with the waiter's barrier. */
+	smp_mb();
+	for (i = 0; i < 2; i++) {
+		r = ends[i];
+		bit = tplan_arrival_need_bit(r, src, dst);
+		if (!(atomic64_read(&g->arrival_need[r]) & bit))
+			continue;
+		atomic64_set(&g->arrival_need[r], 0);
+		wake_up_all(&g->arrival_wq[r]);
+	}
 }
 
 /* Release of a joined rank's file. */

@@ -139,7 +139,7 @@ static int tplan_kfd_poller(void *arg)
 		if (tplan_kfd_changed(kq)) {
 			atomic64_inc(&kq->wakeups);
 			tplan_queue_progress(q);
-			tplan_group_wake_arrivals(q->group, BIT(q->src) | BIT(q->dst));
+			tplan_group_wake_landed(q->group, q->src, q->dst);
 			backoff = 0;
 			cond_resched();
 			continue;

@@ -23,22 +23,35 @@
  */
 struct tplan_wait_item {
 	u32 chunk, rank, what;
+	u64 need;	/* the queues it comes by: tplan_arrival_need_bit()s */
 };
 
 static u32 tplan_wait_items(struct tplan_group *g, struct tplan_plan *p, u32 me,
 			    struct tplan_wait_item *items)
 {
-	u32 n = 0, c, r;
+	u64 sends = 0;
+	u32 n = 0, c, r, from = 0;
 
+	/* Marks are seen by the chains they open: any queue this rank sends on. */
+	for (r = 0; r < g->world_size; r++)
+		if (r != me)
+			sends |= tplan_arrival_need_bit(me, me, r);
 	for (c = p->chunk_base[me]; c < p->chunk_base[me + 1]; c++) {
-		items[n++] = (struct tplan_wait_item) { c, me, TPLAN_SHORT_MARKS };
+		items[n++] = (struct tplan_wait_item) { c, me, TPLAN_SHORT_MARKS, sends };
 		for (r = 0; r < g->world_size; r++)
 			if (r != me)
-				items[n++] = (struct tplan_wait_item) { c, r, TPLAN_SHORT_ARRIVAL };
+				items[n++] = (struct tplan_wait_item) {
+					c, r, TPLAN_SHORT_ARRIVAL, tplan_arrival_need_bit(me, me, r),
+				};
 	}
-	for (c = 0; c < p->total_chunks; c++)
-		if (c < p->chunk_base[me] || c >= p->chunk_base[me + 1])
-			items[n++] = (struct tplan_wait_item) { c, me, TPLAN_SHORT_ARRIVAL };
+	for (c = 0; c < p->total_chunks; c++) {
+		while (c >= p->chunk_base[from + 1])
+			from++;		/* the owner of chunk c */
+		if (from != me)
+			items[n++] = (struct tplan_wait_item) {
+				c, me, TPLAN_SHORT_ARRIVAL, tplan_arrival_need_bit(me, from, me),
+			};
+	}
 	return n;
 }
 
@@ -85,6 +98,34 @@ static bool tplan_wait_progress(struct tplan_group *g, struct tplan_plan *p, u32
 			      tplan_wait_want(p, me, round, &items[*cursor]))
 		(*cursor)++;
 	return *cursor == n;
+}
+
+/*
+ * tplan_wait_progress() (counted: debugfs wait_looks), and when not all
+ * are reached, say which queues the first one not reached comes by (so
+ * that only they wake this wait) and look once more: what landed before
+ * the need was set is seen here, what lands after it wakes the wait
+ * (tplan_group_wake_landed()).  If that look gets past the item, the next
+ * one's queues are said in turn: the wait sleeps only on an item whose
+ * need was set before its last look.
+ */
+static bool tplan_wait_check(struct tplan_group *g, struct tplan_plan *p, u32 me, u32 round,
+			     const struct tplan_wait_item *items, u32 n, u32 *cursor)
+{
+	u32 at;
+
+	atomic64_inc(&g->wait_looks[me]);
+	if (tplan_wait_progress(g, p, me, round, items, n, cursor))
+		return true;
+	do {
+		at = *cursor;
+		atomic64_or(items[at].need, &g->arrival_need[me]);
+		/* The need before the gates: pairs with tplan_group_wake_landed(). */
+		smp_mb__after_atomic();
+		if (tplan_wait_progress(g, p, me, round, items, n, cursor))
+			return true;
+	} while (*cursor != at);
+	return false;
 }
 
 /*
@@ -195,8 +236,8 @@ int tplan_plan_wait(struct tplan_ucmd *ucmd)
 		if (g->world_size == 1)
 			until = min(deadline, ktime_get_ns() + TPLAN_WAIT_ALONE_POLL_NS);
 		ret = tplan_wait_deadline(g->arrival_wq[me],
-					  (done = tplan_wait_progress(g, p, me, round, items, n,
-								      &cursor)) ||
+					  (done = tplan_wait_check(g, p, me, round, items, n,
+								   &cursor)) ||
 					  tplan_wait_ended(g, p, me), until, false);
 	} while (ret == -ETIMEDOUT && !done && ktime_get_ns() < deadline);
 

@@ -441,7 +441,7 @@ static void tplan_soft_wake(struct tplan_soft_queue *sq)
 	if (!sq->landed)
 		return;
 	sq->landed = false;
-	tplan_group_wake_arrivals(sq->q->group, BIT(sq->q->src) | BIT(sq->q->dst));
+	tplan_group_wake_landed(sq->q->group, sq->q->src, sq->q->dst);
 }
 
 /*

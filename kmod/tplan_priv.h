@@ -227,10 +227,13 @@ struct tplan_group {
 	wait_queue_head_t wq;		/* join, collectives, breakage */
 	/*
 	 * Per rank, its plan waits: woken by what executes on the queues it
-	 * sends or receives on (ATOMIC, FENCE, TRAP), and by faults, failures
-	 * and breakage (tplan_group_wake_arrivals()).
+	 * sends or receives on (ATOMIC, FENCE, TRAP) when a waiter waits for
+	 * that queue (arrival_need, tplan_group_wake_landed()), and by faults,
+	 * failures and breakage (tplan_group_wake_arrivals()).
 	 */
 	wait_queue_head_t arrival_wq[TPLAN_MAX_WORLD_SIZE];
+	atomic64_t arrival_need[TPLAN_MAX_WORLD_SIZE];	/* tplan_arrival_need_bit()s */
+	atomic64_t wait_looks[TPLAN_MAX_WORLD_SIZE];	/* a rank's waits looked at the gates */
 	u32 joined;			/* ranks admitted (their slot taken) */
 	u32 ready;			/* admitted ranks whose join answer went out */
 	u32 left;			/* ranks whose file is gone */
@@ -388,6 +391,17 @@ int tplan_vm_insert_vmalloc(struct vm_area_struct *vma, void *vaddr, u64 len);
 void tplan_group_leave(struct tplan_file *tf);
 void tplan_group_break(struct tplan_group *g, int err);
 void tplan_group_wake_arrivals(struct tplan_group *g, u32 ranks);
+void tplan_group_wake_landed(struct tplan_group *g, u32 src, u32 dst);
+
+/*
+ * The bit of queue src -> dst in rank r's arrival needs (r is one of its
+ * two ends): what lands from src, or what r sends to dst.
+ */
+static_assert(2 * TPLAN_MAX_WORLD_SIZE <= 64);
+static inline u64 tplan_arrival_need_bit(u32 r, u32 src, u32 dst)
+{
+	return r == dst ? BIT_ULL(src) : BIT_ULL(TPLAN_MAX_WORLD_SIZE + dst);
+}
 void *tplan_group_translate(struct tplan_group *g, u32 viewer, u64 addr, u64 len);
 u64 tplan_group_qptr_dev(struct tplan_group *g, u32 src, u32 dst);
 void tplan_group_note_fault(struct tplan_group *g, const struct tplan_fault_record *f);

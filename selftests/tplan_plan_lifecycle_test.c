@@ -7,12 +7,15 @@
  * on every rank, EBUSY put/quiet while copies are prepared),
  * close in the middle of a round or before it starts (chunks go as they
  * stand), nested plans closed in both orders, close after a rank died,
- * start order, the state machine, and the ioctls' argument contract (size
- * sweep, reserved fields, unknown plan ids).
+ * start order, the state machine, a wait woken only by the queues it waits
+ * for, and the ioctls' argument contract (size sweep, reserved fields,
+ * unknown plan ids).
  */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "tplan_plan_util.h"
+#include "tplan_device.h"
 
 #define HEAP (1U << 20)
 #define RANKS_TIMEOUT_MS 100000
@@ -420,6 +423,144 @@ static int rank_put_ebusy(struct tplan_rank_env *env)
 TEST_F_TIMEOUT(plan, budget_put_and_quiet_ebusy_while_plan_copies_prepared, 90)
 {
 	RUN_RANKS(2, rank_put_ebusy, NULL, RANKS_TIMEOUT_MS);
+}
+
+/* ---- wake-ups ----------------------------------------------------------------- */
+
+#define WK_PART 4096
+#define WK_PUTS 60
+#define W_WK_WAITING	0	/* rank 1 is about to wait */
+#define W_WK_PUTS	1	/* rank 2's puts to rank 1 have all landed */
+
+/* Rank's count of looks at the gates by its plan waits (debugfs group "wait_looks"). */
+static int wait_looks(uint64_t key, unsigned int rank, uint64_t *looks)
+{
+	char dir[160], path[192], val[256], *at, *end;
+	unsigned int r;
+	int ret = tplan_debugfs_group_dir(key, dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "%.160s/group", dir);
+	ret = tplan_debugfs_file_field(path, "wait_looks", val, sizeof(val));
+	if (ret)
+		return ret;
+	for (at = val, r = 0; r <= rank; r++, at = end) {
+		errno = 0;
+		*looks = strtoull(at, &end, 10);
+		if (errno || end == at)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int wk_flag(struct tplan_rank_env *env, unsigned int word)
+{
+	uint64_t end = tplan_now_ms() + TP_TIMEOUT;
+
+	while (!__atomic_load_n(&env->shared[word], __ATOMIC_ACQUIRE))
+		if (tplan_now_ms() > end)
+			return -ETIMEDOUT;
+		else
+			tplan_sleep_ms(1);
+	return 0;
+}
+
+struct wk_mark {
+	struct tplan_rank_env *env;
+	const struct tplan_handle *h;
+	int ret;
+};
+
+/* Rank 1's own chunk, marked once rank 2's puts have landed. */
+static void *wk_mark_late(void *arg)
+{
+	struct wk_mark *m = arg;
+
+	m->ret = wk_flag(m->env, W_WK_PUTS);
+	if (!m->ret)
+		m->ret = tplan_handle_mark_ready(m->h, 0);
+	return NULL;
+}
+
+/*
+ * A plan wait sleeps until what it waits for next can have come: rank 1
+ * waits for its own mark to be seen, so the queues it sends on, while
+ * WK_PUTS signalled puts land on (2 -> 1), one by one (each signal an
+ * ATOMIC in rank 1's heap), and none of them wakes it.
+ * (Each used to: every landing on a queue woke both its ranks' waits.)
+ */
+static int rank_wake(struct tplan_rank_env *env)
+{
+	struct tplan_tensor out = {
+		.rows = env->world, .cols = WK_PART, .elem_size = 1,
+	}, mine;
+	uint64_t scratch = HEAP / 2, before = 0, after = 0, end;
+	struct tplan_schedule *s;
+	struct tplan_plan *plan;
+	struct wk_mark m = { env, NULL, 0 };
+	struct tplan_handle h;
+	struct tplan_ctx *ctx;
+	unsigned int i;
+	pthread_t t;
+	int ret;
+
+	RANK_OK(tp_join(env, HEAP, 0, &ctx));
+	RANK_OK(tplan_heap_alloc(ctx, (uint64_t)env->world * WK_PART, 4096, &out.offset));
+	mine = out;
+	mine.rows = 1;
+	mine.offset = out.offset + (uint64_t)env->rank * WK_PART;
+	RANK_OK(tplan_schedule_chunks(&mine, 1, 1, 0, &s));
+	RANK_OK(tplan_prepare_all_gather(ctx, &out, s, &plan));
+	RANK_OK(tplan_plan_start(plan, &h));
+	if (env->rank == 1) {
+		RANK_OK(wait_looks(env->key, 1, &before));
+		m.h = &h;
+		RANK_EQ(0, pthread_create(&t, NULL, wk_mark_late, &m));
+		__atomic_store_n(&env->shared[W_WK_WAITING], 1, __ATOMIC_RELEASE);
+		ret = tplan_plan_wait(plan, TP_TIMEOUT);
+		pthread_join(t, NULL);
+		RANK_OK(m.ret);
+		RANK_OK(ret);
+		RANK_OK(wait_looks(env->key, 1, &after));
+		printf("# rank 1's wait looked at the gates %llu times\n",
+		       (unsigned long long)(after - before));
+		if (after - before >= WK_PUTS / 3)
+			RANK_FAIL("rank 1's wait looked %llu times while %u signalled puts landed on (2 -> 1)",
+				  (unsigned long long)(after - before), WK_PUTS);
+	} else {
+		RANK_OK(tplan_handle_mark_ready(&h, 0));
+	}
+	if (env->rank == 2) {
+		RANK_OK(wk_flag(env, W_WK_WAITING));
+		tplan_sleep_ms(100);	/* rank 1 is asleep in its wait, most likely */
+		for (i = 0; i < WK_PUTS; i++) {
+			/* EBUSY until the engine passed this rank's plan chain's gate. */
+			end = tplan_now_ms() + TP_TIMEOUT;
+			while ((ret = tplan_put_signal(ctx, 1, scratch, scratch, 64,
+						       scratch + 128)) == -EBUSY &&
+			       tplan_now_ms() < end)
+				tplan_sleep_ms(1);
+			RANK_OK(ret);
+			RANK_OK(tplan_quiet(ctx, 1, TP_TIMEOUT));
+		}
+		__atomic_store_n(&env->shared[W_WK_PUTS], 1, __ATOMIC_RELEASE);
+	}
+	if (env->rank != 1)
+		RANK_OK(tplan_plan_wait(plan, TP_TIMEOUT));
+	/* Everyone done before anyone leaves: a file closing breaks the group. */
+	RANK_OK(tplan_barrier(ctx, TP_TIMEOUT));
+	RANK_OK(tplan_plan_close(plan, NULL));
+	tplan_schedule_free(s);
+	tplan_ctx_close(ctx);
+	return 0;
+}
+
+TEST_F_TIMEOUT(plan, a_wait_is_not_woken_by_landings_on_a_queue_it_does_not_wait_for, 120)
+{
+	if (access(TPLAN_DEBUGFS, F_OK))
+		SKIP(return, "needs debugfs (%s)", TPLAN_DEBUGFS);
+	RUN_RANKS(3, rank_wake, NULL, RANKS_TIMEOUT_MS);
 }
 
 /* ---- close ------------------------------------------------------------------ */
