@@ -160,7 +160,8 @@ struct shared {
 	struct row_result row[MAX_ROWS];
 	struct bw bw[NPARTS];
 	uint32_t ag_rounds[2];
-	uint64_t ag_ns[2], ag_cpu_ns[2], ag_ioctls[2];
+	uint64_t ag_ns[2], ag_cpu_ns[2], ag_ioctls[2], ag_eng_ns[2], ag_eng_runs[2];
+	uint32_t ag_sleeps[2][AG_WORLD];
 	volatile int failed;
 	char why[256];
 };
@@ -393,20 +394,28 @@ static void info_reps(void *arg, uint64_t reps)
 
 /* ---- the engine's threads (engine_threads.h) ------------------------------------ */
 
-/* CPU time of the threads: schedstat (ns), else utime + stime (ticks). */
-static uint64_t engine_cpu_ns(const pid_t *pids, unsigned int n)
+/*
+ * CPU time of the threads: schedstat (ns), else utime + stime (ticks).
+ * With runs, also how many times they were put on a CPU (schedstat's
+ * third field: each wake-up or preemption is one; 0 without schedstat).
+ */
+static uint64_t engine_cpu_runs(const pid_t *pids, unsigned int n, uint64_t *runs)
 {
 	char path[64];
-	unsigned long long ns, ticks;
+	unsigned long long ns, wait_ns, slices, ticks;
 	uint64_t sum = 0;
 	unsigned int i;
 	FILE *f;
 
+	if (runs)
+		*runs = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pids[i]);
 		f = fopen(path, "r");
-		if (f && fscanf(f, "%llu", &ns) == 1) {
+		if (f && fscanf(f, "%llu %llu %llu", &ns, &wait_ns, &slices) == 3) {
 			sum += ns;
+			if (runs)
+				*runs += slices;
 			fclose(f);
 			continue;
 		}
@@ -416,6 +425,11 @@ static uint64_t engine_cpu_ns(const pid_t *pids, unsigned int n)
 			sum += ticks * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
 	}
 	return sum;
+}
+
+static uint64_t engine_cpu_ns(const pid_t *pids, unsigned int n)
+{
+	return engine_cpu_runs(pids, n, NULL);
 }
 
 /* ---- ranks ------------------------------------------------------------------------ */
@@ -752,7 +766,10 @@ static int ag_rank(uint64_t key, uint32_t mode, uint32_t rank)
 	struct tplan_schedule *sched;
 	struct tplan_plan *plan;
 	struct tplan_ctx *ctx;
-	uint64_t t0, c0, io0;
+	uint64_t t0, c0, io0, eng0 = 0, runs0 = 0, runs1;
+	struct switches z0, z1;
+	pid_t pids[MAX_ENGINES];
+	unsigned int npids = 0;
 
 	CHECK(NULL, join(&ctx, key, AG_WORLD, rank, 16ULL << 20));
 	CHECK(ctx, tplan_ctx_set_rounds_ahead(ctx, mode ? DEPTH_AHEAD : 1));
@@ -772,18 +789,31 @@ static int ag_rank(uint64_t key, uint32_t mode, uint32_t rank)
 	tplan_schedule_free(sched);
 	if (untimed_round(ctx, plan, false, false))
 		return 1;
+	if (rank == 0) {
+		int found = engine_pids(pids, MAX_ENGINES);
+
+		npids = found > 0 ? (unsigned int)found : 0;
+	}
 	CHECK(ctx, tplan_barrier(ctx, 0));
+	if (rank == 0)
+		eng0 = engine_cpu_runs(pids, npids, &runs0);
 	t0 = now_ns();
 	c0 = cpu_ns();
 	io0 = ioctl_calls;
+	z0 = switches_now();
 	for (round = 0; round < rounds; round++)
 		if (untimed_round(ctx, plan, true, false))
 			return 1;
+	z1 = switches_now();
+	sh->ag_sleeps[mode][rank] = z1.sleeps - z0.sleeps;
 	if (rank == 0) {
 		sh->ag_cpu_ns[mode] = cpu_ns() - c0;
 		sh->ag_ns[mode] = now_ns() - t0;
 		sh->ag_ioctls[mode] = ioctl_calls - io0;
 		sh->ag_rounds[mode] = rounds;
+		/* The other ranks may still be in their last round: a little more, not less. */
+		sh->ag_eng_ns[mode] = engine_cpu_runs(pids, npids, &runs1) - eng0;
+		sh->ag_eng_runs[mode] = runs1 - runs0;
 	}
 	CHECK(ctx, tplan_plan_close(plan, NULL));
 	tplan_ctx_close(ctx);
@@ -1207,18 +1237,29 @@ int main(int argc, char **argv)
 	printf("# cost rows took %.0f s\n", t_cost / 1e9);
 
 	printf("# all-gather rounds per second: %u ranks, %u chunks of %u B each, next_round + start\n"
-	       "# + mark + wait, instant producer, no instrumentation (rank 0's wall and CPU time)\n",
+	       "# + mark + wait, instant producer, no instrumentation (rank 0's wall and CPU time);\n"
+	       "# then per round: the engine threads' CPU and how often they were put on a CPU\n"
+	       "# (schedstat: wake-ups and preemptions), and the ranks' sleeps (voluntary\n"
+	       "# context switches, all ranks): counts, steadier here than times\n",
 	       AG_WORLD, AG_CHUNKS, AG_CHUNK_BYTES);
 	for (d = 0; d < 2; d++) {
+		uint32_t sleeps = 0, r;
+
 		if (run_ranks(AG_WORLD, ag_rank, d)) {
 			printf("FAILED: %s\n", sh->why);
 			return 1;
 		}
+		for (r = 0; r < AG_WORLD; r++)
+			sleeps += sh->ag_sleeps[d][r];
 		printf("all-gather %ux%u x %u B, depth %u: %u rounds, %.1f rounds/s, %.1f us per round wall, %.1f us host CPU, %.3f ioctls per round\n",
 		       AG_WORLD, AG_CHUNKS, AG_CHUNK_BYTES, d ? DEPTH_AHEAD : 1, sh->ag_rounds[d],
 		       sh->ag_rounds[d] * 1e9 / (double)sh->ag_ns[d],
 		       sh->ag_ns[d] / 1e3 / sh->ag_rounds[d], sh->ag_cpu_ns[d] / 1e3 / sh->ag_rounds[d],
 		       (double)sh->ag_ioctls[d] / sh->ag_rounds[d]);
+		printf("all-gather depth %u per round: %.1f us engine CPU, %.1f engine runs, %.2f rank sleeps\n",
+		       d ? DEPTH_AHEAD : 1, sh->ag_eng_ns[d] / 1e3 / sh->ag_rounds[d],
+		       (double)sh->ag_eng_runs[d] / sh->ag_rounds[d],
+		       (double)sleeps / sh->ag_rounds[d]);
 	}
 	printf("all-gather depth %u against depth 1: %.2fx the rounds per second, %.2fx less host CPU per round\n",
 	       DEPTH_AHEAD, (double)sh->ag_ns[0] / sh->ag_rounds[0] / ((double)sh->ag_ns[1] / sh->ag_rounds[1]),
