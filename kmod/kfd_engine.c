@@ -406,6 +406,7 @@ int tplan_queue_attach_kfd(struct tplan_ucmd *ucmd)
 	kq->queue_id = cmd->queue_id;
 	/* The engine reads the pointer page at the address the queue was created with. */
 	q->ptr_dev = cmd->ptr_addr;
+	/* Release: all of the above before attached (tplan_kfd_attached()'s acquire). */
 	smp_store_release(&kq->attached, true);
 	mutex_unlock(&q->wlock);
 	return 0;
