@@ -132,12 +132,14 @@ SELFTEST_KFD := tplan_kfd_standin_test tplan_kfd_queue_test tplan_kfd_engine_tes
 # the debug kernel skips these replays (scripts/vm/init.sh).
 SELFTEST_ON_KFD := tplan_put_test tplan_plan_data_test tplan_plan_contract_test \
 	tplan_all_gather_programs_test tplan_libplan_test
-# A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h);
+# A producer's tile order comes from the examples' GEMM tiling (gemm_tiles.h),
+# the engine's threads are found as the benchmarks find them (engine_threads.h);
 # the errno contract from uapi/tplan.h (tplan_errno.h, generated at build time).
-$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h $(LIB_A) \
+$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) examples/gemm_tiles.h \
+		bench/engine_threads.h $(LIB_A) \
 		$(KSFT_INC)/kselftest_harness.h $(LIB_HDRS) $(BUILD)/gen/tplan_errno_table.h
 	@mkdir -p $(dir $@)
-	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) -Iexamples -I$(BUILD)/gen \
+	$(CC) $(KSFT_CFLAGS) $(TPLAN_CPPFLAGS) -Iexamples -Ibench -I$(BUILD)/gen \
 		-static -pthread $< -o $@ $(LIB_A)
 selftests: $(SELFTEST_BINS) $(BUILD)/selftests/tplan_fuzz $(BUILD)/examples/all_gather
 	@cp $(SELFTEST_SCRIPTS) $(BUILD)/selftests/

@@ -20,6 +20,7 @@
 #include "tplan_selftest.h"
 #include "tplan_sdma.h"
 #include "tplan_chain.h"
+#include "engine_threads.h"
 
 #define HEAP (1U << 20)
 #define READY_OFF 0
@@ -753,38 +754,35 @@ TEST_F(proto, a_doorbell_rung_while_the_queue_lingers_wakes_nobody)
  * more have names that begin so (what one thread per queue was called:
  * tplan-g<serial>/<src>-<dst>).
  */
+struct named_threads {
+	const char *want;
+	size_t n;
+	int exact, longer;
+};
+
+static void count_named(pid_t pid, const char *comm, void *arg)
+{
+	struct named_threads *c = arg;
+
+	(void)pid;
+	if (!strcmp(comm, c->want))
+		c->exact++;
+	else if (!strncmp(comm, c->want, c->n))
+		c->longer++;
+}
+
 static int engine_threads(const char *serial, const char *name, int *exact, int *longer)
 {
-	char want[64], path[64], comm[64];
-	struct dirent *e;
-	size_t n;
-	DIR *d;
-	FILE *f;
+	char want[64];
+	struct named_threads c = { .want = want };
+	int ret;
 
 	snprintf(want, sizeof(want), "tplan-g%s/%s", serial, name);
-	n = strlen(want);
-	*exact = *longer = 0;
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = 0;
-		fclose(f);
-		comm[strcspn(comm, "\n")] = 0;
-		if (!strcmp(comm, want))
-			(*exact)++;
-		else if (!strncmp(comm, want, n))
-			(*longer)++;
-	}
-	closedir(d);
-	return 0;
+	c.n = strlen(want);
+	ret = engine_threads_each(count_named, &c);
+	*exact = c.exact;
+	*longer = c.longer;
+	return ret;
 }
 
 /*
